@@ -1,0 +1,404 @@
+//! The interner: `N` per-NC contexts, the snapshot merge, and the public API.
+
+use core::fmt;
+use core::marker::PhantomData;
+
+use crate::conflict::Conflict;
+use crate::error::Error;
+use crate::id::{get_id, ID_MASK};
+use crate::nc::NcContext;
+use crate::snapshot::Snapshot;
+use crate::strategy::imp::{Refusal, ShardConfig};
+use crate::strategy::{DefaultStrategy, Registered, Strategy};
+use crate::sync::{self, RwLock};
+
+/// The number of NCs a db has unless configured otherwise (the reference's
+/// `CONTEXTS[256]`).
+pub const DEFAULT_NCS: usize = 256;
+
+/// How a db is built: number of NCs, per-NC byte cap, initial capacity.
+///
+/// ```
+/// use interned_string_db::{Config, InternedStringDb};
+/// let db: InternedStringDb = InternedStringDb::with_config(Config::new().ncs(8).byte_cap(1 << 20));
+/// assert_eq!(db.ncs(), 8);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Config {
+    ncs: usize,
+    byte_cap: Option<usize>,
+    initial_capacity: usize,
+    id_mask: u64,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            ncs: DEFAULT_NCS,
+            byte_cap: None,
+            initial_capacity: 0,
+            id_mask: ID_MASK,
+        }
+    }
+}
+
+impl Config {
+    /// The defaults: 256 NCs, no byte cap, shards that start empty.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The number of NCs (shards). Must be at least 1.
+    pub fn ncs(mut self, ncs: usize) -> Self {
+        self.ncs = ncs;
+        self
+    }
+
+    /// Caps the bytes of string data each NC's shard may hold; an intern that
+    /// would go past it fails with [`Error::CapReached`] and stores nothing.
+    /// `None` (the default) means no cap.
+    pub fn byte_cap(mut self, cap: impl Into<Option<usize>>) -> Self {
+        self.byte_cap = cap.into();
+        self
+    }
+
+    /// Entries each shard can hold before it first grows.
+    pub fn initial_capacity(mut self, entries: usize) -> Self {
+        self.initial_capacity = entries;
+        self
+    }
+
+    /// **Testing only.** Narrows the ids this db computes to
+    /// `((get_id(bytes) - 1) & mask) + 1`, so that tests can produce id
+    /// collisions on demand (real 50-bit collisions are rare). A db built
+    /// with a narrowed mask is not compatible with [`get_id`].
+    #[doc(hidden)]
+    pub fn narrow_id_mask_for_tests(mut self, mask: u64) -> Self {
+        self.id_mask = mask & ID_MASK;
+        self
+    }
+
+    fn shard_config(&self) -> ShardConfig {
+        ShardConfig {
+            byte_cap: self.byte_cap.unwrap_or(usize::MAX),
+            initial_capacity: self.initial_capacity,
+        }
+    }
+}
+
+/// A concurrent string interner with one shard per NeuronCore (NC).
+///
+/// `S` is the lock [`Strategy`]; see the crate docs for how to choose.
+/// All methods take `&self` and may be called from any number of threads,
+/// except [`reset`](Self::reset), which needs exclusive access.
+pub struct InternedStringDb<S: Strategy = DefaultStrategy> {
+    contexts: Box<[NcContext<S>]>,
+    /// The reference's `GLOBAL_LOCK`: read across the whole-array merge,
+    /// write to open or close an NC. Used only by strategies that follow the
+    /// reference protocol (`GLOBAL_MERGE_LOCK`).
+    global: RwLock<()>,
+    config: Config,
+    _strategy: PhantomData<S>,
+}
+
+impl InternedStringDb<DefaultStrategy> {
+    /// A db with [`DEFAULT_NCS`] NCs and the default strategy.
+    pub fn new() -> Self {
+        Self::with_config(Config::default())
+    }
+}
+
+impl Default for InternedStringDb<DefaultStrategy> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<S: Strategy> fmt::Debug for InternedStringDb<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("InternedStringDb")
+            .field("strategy", &S::NAME)
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<S: Strategy> InternedStringDb<S> {
+    /// A db built from `config`, with strategy `S`.
+    ///
+    /// # Panics
+    ///
+    /// If `config` asks for zero NCs.
+    pub fn with_config(config: Config) -> Self {
+        assert!(config.ncs >= 1, "an InternedStringDb needs at least one NC");
+        let shard_config = config.shard_config();
+        InternedStringDb {
+            contexts: (0..config.ncs)
+                .map(|_| NcContext::new(&shard_config))
+                .collect(),
+            global: RwLock::new(()),
+            config,
+            _strategy: PhantomData,
+        }
+    }
+
+    /// The number of NCs.
+    pub fn ncs(&self) -> usize {
+        self.contexts.len()
+    }
+
+    /// The configuration the db was built with.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The strategy's name.
+    pub fn strategy_name(&self) -> &'static str {
+        S::NAME
+    }
+
+    fn context(&self, nc: usize) -> Result<&NcContext<S>, Error> {
+        self.contexts.get(nc).ok_or(Error::NcOutOfRange {
+            nc,
+            ncs: self.contexts.len(),
+        })
+    }
+
+    /// The id this db gives `bytes`: [`get_id`] unless a test narrowed it.
+    #[inline]
+    pub fn id_of(&self, bytes: &[u8]) -> u64 {
+        ((get_id(bytes) - 1) & self.config.id_mask) + 1
+    }
+
+    /// Interns `s` into NC `nc`'s shard and returns its id.
+    ///
+    /// Idempotent: interning the same string again returns the same id and
+    /// allocates nothing. If the shard already holds the id with a different
+    /// string (a collision), the first string is kept, the conflict is
+    /// recorded and logged, and the id is still returned.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::EmptyString`], [`Error::NcOutOfRange`], [`Error::NcClosed`],
+    /// [`Error::CapReached`]. Nothing is stored on an error.
+    #[inline]
+    pub fn intern(&self, nc: usize, s: &str) -> Result<u64, Error> {
+        self.intern_bytes(nc, s.as_bytes())
+    }
+
+    /// [`intern`](Self::intern) for bytes that need not be UTF-8.
+    ///
+    /// The store is byte-oriented, as the reference's engine is; only its C
+    /// ABI insists on UTF-8.
+    #[inline]
+    pub fn intern_bytes(&self, nc: usize, bytes: &[u8]) -> Result<u64, Error> {
+        self.intern_with_outcome(nc, bytes).map(|(id, _)| id)
+    }
+
+    /// [`intern_bytes`](Self::intern_bytes), also saying whether the bytes
+    /// were inserted, already present, or in conflict.
+    pub fn intern_with_outcome(&self, nc: usize, bytes: &[u8]) -> Result<(u64, Registered), Error> {
+        if bytes.is_empty() {
+            return Err(Error::EmptyString);
+        }
+        let id = self.id_of(bytes);
+        self.register(nc, id, bytes).map(|outcome| (id, outcome))
+    }
+
+    /// Stores `id → bytes` in NC `nc`'s shard, trusting the caller's id (the
+    /// C ABI's `register_entry`: the id is not recomputed from the bytes).
+    ///
+    /// # Errors
+    ///
+    /// As [`intern`](Self::intern).
+    pub fn register(&self, nc: usize, id: u64, bytes: &[u8]) -> Result<Registered, Error> {
+        if bytes.is_empty() {
+            return Err(Error::EmptyString);
+        }
+        let ctx = self.context(nc)?;
+        S::register(&ctx.shard, id, bytes, |kept| {
+            ctx.conflicts.record(nc, id, kept, bytes)
+        })
+        .map_err(|refusal| match refusal {
+            Refusal::Closed => Error::NcClosed { nc },
+            Refusal::CapReached { used, cap } => Error::CapReached {
+                nc,
+                cap,
+                used,
+                needed: bytes.len(),
+            },
+        })
+    }
+
+    /// The id of `s` if NC `nc`'s shard holds exactly `s`; never inserts.
+    pub fn lookup(&self, nc: usize, s: &str) -> Option<u64> {
+        self.lookup_bytes(nc, s.as_bytes())
+    }
+
+    /// [`lookup`](Self::lookup) for bytes.
+    pub fn lookup_bytes(&self, nc: usize, bytes: &[u8]) -> Option<u64> {
+        let id = self.id_of(bytes);
+        let ctx = self.contexts.get(nc)?;
+        S::with_entry(&ctx.shard, id, |stored| stored == bytes)
+            .unwrap_or(false)
+            .then_some(id)
+    }
+
+    /// Calls `f` with the bytes NC `nc`'s shard stores under `id`, whether
+    /// the NC is open or closed.
+    pub fn with_resolved<R>(&self, nc: usize, id: u64, f: impl FnOnce(&[u8]) -> R) -> Option<R> {
+        S::with_entry(&self.contexts.get(nc)?.shard, id, f)
+    }
+
+    /// A copy of the bytes NC `nc`'s shard stores under `id`.
+    pub fn resolve(&self, nc: usize, id: u64) -> Option<Box<[u8]>> {
+        self.with_resolved(nc, id, |b| Box::from(b))
+    }
+
+    /// The bytes of `id` in the first open NC that holds it: what a
+    /// snapshot taken now would map `id` to.
+    pub fn resolve_any(&self, id: u64) -> Option<Box<[u8]>> {
+        self.contexts
+            .iter()
+            .filter(|ctx| S::is_open(&ctx.shard))
+            .find_map(|ctx| S::with_entry(&ctx.shard, id, |b| Box::from(b)))
+    }
+
+    /// Closes NC `nc`: it refuses new strings with [`Error::NcClosed`] and
+    /// snapshots skip it. Its entries are kept, and reappear in snapshots
+    /// once it is [opened](Self::open_nc) again.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NcOutOfRange`].
+    pub fn close_nc(&self, nc: usize) -> Result<(), Error> {
+        self.set_open(nc, false)
+    }
+
+    /// Opens NC `nc` again (NCs start open).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NcOutOfRange`].
+    pub fn open_nc(&self, nc: usize) -> Result<(), Error> {
+        self.set_open(nc, true)
+    }
+
+    fn set_open(&self, nc: usize, open: bool) -> Result<(), Error> {
+        let ctx = self.context(nc)?;
+        // Under the reference protocol, opening and closing exclude a merge
+        // in progress, so a snapshot sees one consistent set of open NCs.
+        let _global = S::GLOBAL_MERGE_LOCK.then(|| sync::write(&self.global));
+        S::set_open(&ctx.shard, open);
+        Ok(())
+    }
+
+    /// Whether NC `nc` is open.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NcOutOfRange`].
+    pub fn is_open(&self, nc: usize) -> Result<bool, Error> {
+        Ok(S::is_open(&self.context(nc)?.shard))
+    }
+
+    /// The number of entries in NC `nc`'s shard (0 for an NC out of range).
+    pub fn nc_len(&self, nc: usize) -> usize {
+        self.contexts
+            .get(nc)
+            .map_or(0, |ctx| S::stats(&ctx.shard).entries)
+    }
+
+    /// Bytes of string data stored in NC `nc`'s shard (0 out of range).
+    pub fn nc_bytes(&self, nc: usize) -> usize {
+        self.contexts
+            .get(nc)
+            .map_or(0, |ctx| S::stats(&ctx.shard).bytes)
+    }
+
+    /// Entries summed over every shard, open or closed (a string interned on
+    /// two NCs counts twice).
+    pub fn total_entries(&self) -> usize {
+        self.contexts
+            .iter()
+            .map(|ctx| S::stats(&ctx.shard).entries)
+            .sum()
+    }
+
+    /// Every conflict recorded in any shard, open or closed, in NC order.
+    /// Conflicts between shards are found by [`snapshot`](Self::snapshot).
+    pub fn conflicts(&self) -> Vec<Conflict> {
+        let mut all = Vec::new();
+        for ctx in self.contexts.iter() {
+            ctx.conflicts.for_each(|c| all.push(c.clone()));
+        }
+        all
+    }
+
+    /// How many distinct conflicts the shards have recorded.
+    pub fn conflict_count(&self) -> usize {
+        self.contexts.iter().map(|ctx| ctx.conflicts.len()).sum()
+    }
+
+    /// Merges every open NC's shard into one deduplicated id → bytes map.
+    ///
+    /// Runs concurrently with interning, without deadlock. What it contains:
+    ///
+    /// * every entry whose intern *happened before* this call (it returned on
+    ///   this thread, or on a thread this one synchronised with), in an NC
+    ///   open for the whole call;
+    /// * of an entry interned during the call, either all of it or nothing;
+    /// * an NC closed or opened during the call is merged wholly or not at
+    ///   all; a closed NC is skipped.
+    ///
+    /// An id held with different bytes by two NCs keeps the bytes of the
+    /// lower NC; the others, and every conflict the merged shards recorded,
+    /// are in [`Snapshot::conflicts`].
+    pub fn snapshot(&self) -> Snapshot {
+        let mut merged: hashbrown::HashMap<u64, Box<[u8]>> = hashbrown::HashMap::new();
+        // Every (id, bytes) seen beside the kept bytes of its id.
+        let mut contested: Vec<(u64, Box<[u8]>)> = Vec::new();
+        {
+            let _global = S::GLOBAL_MERGE_LOCK.then(|| sync::read(&self.global));
+            for ctx in self.contexts.iter() {
+                let open = S::visit_if_open(&ctx.shard, |id, bytes| match merged.entry(id) {
+                    hashbrown::hash_map::Entry::Vacant(slot) => {
+                        slot.insert(bytes.into());
+                    }
+                    hashbrown::hash_map::Entry::Occupied(kept) => {
+                        if **kept.get() != *bytes {
+                            contested.push((id, bytes.into()));
+                        }
+                    }
+                });
+                if open {
+                    ctx.conflicts.for_each(|c| {
+                        contested.push((c.id, c.kept.clone()));
+                        contested.push((c.id, c.rejected.clone()));
+                    });
+                }
+            }
+        }
+        let conflicts = contested
+            .into_iter()
+            .filter_map(|(id, rejected)| {
+                let kept = merged.get(&id)?;
+                (*kept != rejected).then(|| Conflict {
+                    id,
+                    kept: kept.clone(),
+                    rejected,
+                })
+            })
+            .collect();
+        Snapshot::from_parts(merged.into_iter().collect(), conflicts)
+    }
+
+    /// Frees every entry and conflict of every NC and reopens them all.
+    /// Exclusive access makes this free of races by construction.
+    pub fn reset(&mut self) {
+        for ctx in self.contexts.iter_mut() {
+            S::clear(&mut ctx.shard);
+            ctx.conflicts.clear();
+        }
+    }
+}

@@ -1,0 +1,66 @@
+//! The crate's error type.
+
+use core::fmt;
+
+/// Why an operation on the interner was refused.
+///
+/// Every refusal leaves the interner consistent: nothing already stored is
+/// lost or changed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Error {
+    /// The empty string cannot be interned (the reference refuses it too; its
+    /// id, [`get_id(b"")`](crate::get_id), is still well defined).
+    EmptyString,
+    /// The NeuronCore index is not below the number of NCs the db was built
+    /// with.
+    NcOutOfRange {
+        /// The index that was asked for.
+        nc: usize,
+        /// How many NCs the db has.
+        ncs: usize,
+    },
+    /// The NC is closed: it takes no new strings and the snapshot skips it
+    /// until it is opened again.
+    NcClosed {
+        /// The closed NC.
+        nc: usize,
+    },
+    /// Storing the string would take the NC's shard past its byte cap.
+    CapReached {
+        /// The NC whose cap was reached.
+        nc: usize,
+        /// The cap, in bytes of string data.
+        cap: usize,
+        /// Bytes already stored in the shard.
+        used: usize,
+        /// Bytes the refused string needed.
+        needed: usize,
+    },
+    /// The input is not valid UTF-8 where UTF-8 is required (the C ABI).
+    InvalidUtf8,
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::EmptyString => f.write_str("the empty string cannot be interned"),
+            Error::NcOutOfRange { nc, ncs } => {
+                write!(f, "NeuronCore {nc} is out of range (the db has {ncs} NCs)")
+            }
+            Error::NcClosed { nc } => write!(f, "NeuronCore {nc} is closed"),
+            Error::CapReached {
+                nc,
+                cap,
+                used,
+                needed,
+            } => write!(
+                f,
+                "NeuronCore {nc}'s shard is full: {used} of {cap} bytes used, {needed} more needed"
+            ),
+            Error::InvalidUtf8 => f.write_str("the input is not valid UTF-8"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}

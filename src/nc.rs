@@ -1,0 +1,22 @@
+//! One NeuronCore's context: its shard and the conflicts it has seen.
+
+use crate::conflict::ConflictLog;
+use crate::strategy::imp::{ShardConfig, ShardOps};
+use crate::strategy::Strategy;
+
+/// One NC's slice of the db (the reference's `CONTEXTS[nc]`, less the trace
+/// ring): the shard, whose strategy decides how it is synchronised, and the
+/// log of conflicts found in it.
+pub(crate) struct NcContext<S: Strategy> {
+    pub(crate) shard: <S as ShardOps>::Shard,
+    pub(crate) conflicts: ConflictLog,
+}
+
+impl<S: Strategy> NcContext<S> {
+    pub(crate) fn new(config: &ShardConfig) -> Self {
+        NcContext {
+            shard: S::new_shard(config),
+            conflicts: ConflictLog::default(),
+        }
+    }
+}

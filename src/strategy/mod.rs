@@ -1,0 +1,118 @@
+//! Lock strategies: how one NC's shard is stored and synchronised.
+//!
+//! Every strategy implements the sealed [`Strategy`] trait, so the db, the
+//! snapshot merge and every behavioural test are written once and run against
+//! each of them (the `arc-swap` pattern). [`RwLockStrategy`] is the
+//! reference's futex RwLock protocol: it is the compatibility mode and the
+//! oracle the other strategies are tested against.
+
+mod rwlock;
+
+pub use self::rwlock::RwLockStrategy;
+
+/// The strategy [`InternedStringDb`](crate::InternedStringDb) uses unless told
+/// otherwise.
+pub type DefaultStrategy = RwLockStrategy;
+
+/// A lock strategy for the per-NC shards. Sealed: the strategies are the ones
+/// this crate ships, each tested against the reference protocol.
+pub trait Strategy: imp::ShardOps {
+    /// A short, stable name for reports and benchmarks.
+    const NAME: &'static str;
+}
+
+/// What registering an (id, bytes) pair did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Registered {
+    /// The pair was new: the bytes were copied into the shard.
+    Inserted,
+    /// The shard already held the id with the same bytes; nothing was
+    /// allocated.
+    AlreadyPresent,
+    /// The shard holds the id with different bytes (a 50-bit collision, or a
+    /// caller-supplied id that does not match). The first string is kept and
+    /// the conflict is recorded.
+    Conflict,
+}
+
+pub(crate) mod imp {
+    //! The strategy interface itself. The module is private, so its items are
+    //! nameable only inside the crate: the trait is sealed and nothing here is
+    //! public API.
+
+    /// Limits a shard is built with.
+    #[derive(Debug, Clone, Copy)]
+    pub struct ShardConfig {
+        /// Bytes of string data the shard may hold; `usize::MAX` for no cap.
+        pub byte_cap: usize,
+        /// Entries the shard can hold before it first grows.
+        pub initial_capacity: usize,
+    }
+
+    /// Why a shard refused an insert.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum Refusal {
+        /// The shard is closed.
+        Closed,
+        /// The byte cap would be exceeded.
+        CapReached {
+            /// Bytes already stored.
+            used: usize,
+            /// The cap.
+            cap: usize,
+        },
+    }
+
+    /// Entries and bytes held by one shard.
+    #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+    pub struct ShardStats {
+        /// Distinct ids stored.
+        pub entries: usize,
+        /// Bytes of string data stored.
+        pub bytes: usize,
+    }
+
+    /// The operations every strategy's shard provides.
+    pub trait ShardOps: Send + Sync + Sized + 'static {
+        /// One NC's storage.
+        type Shard: Send + Sync;
+
+        /// Whether a snapshot must hold the db's global lock for read across
+        /// the whole-array merge, and an open/close must hold it for write
+        /// (the reference protocol).
+        const GLOBAL_MERGE_LOCK: bool;
+
+        /// An empty, open shard.
+        fn new_shard(config: &ShardConfig) -> Self::Shard;
+
+        /// Registers `id → bytes`. `on_conflict` is called with the stored
+        /// bytes when the shard already maps `id` to other bytes; it runs
+        /// where the reference logs (for lock strategies, under the lock).
+        fn register(
+            shard: &Self::Shard,
+            id: u64,
+            bytes: &[u8],
+            on_conflict: impl FnOnce(&[u8]),
+        ) -> Result<super::Registered, Refusal>;
+
+        /// Calls `f` with the bytes stored under `id`, if any.
+        fn with_entry<R>(shard: &Self::Shard, id: u64, f: impl FnOnce(&[u8]) -> R) -> Option<R>;
+
+        /// If the shard is open, calls `f` on every entry and returns true;
+        /// returns false for a closed shard. The open check and the walk are
+        /// one critical section, so a shard is walked wholly or not at all.
+        fn visit_if_open(shard: &Self::Shard, f: impl FnMut(u64, &[u8])) -> bool;
+
+        /// Opens or closes the shard. Closing keeps the entries.
+        fn set_open(shard: &Self::Shard, open: bool);
+
+        /// Whether the shard is open.
+        fn is_open(shard: &Self::Shard) -> bool;
+
+        /// Entries and bytes stored.
+        fn stats(shard: &Self::Shard) -> ShardStats;
+
+        /// Frees every entry; the shard is left empty and open.
+        fn clear(shard: &mut Self::Shard);
+    }
+}

@@ -1,0 +1,121 @@
+//! The reference's protocol: one futex `RwLock` per NC around a `hashbrown`
+//! map of id → owned bytes, taken for write on every register (hit or miss)
+//! and for read to merge, under the db's global `RwLock` taken for read across
+//! the whole-array merge.
+//!
+//! `std::sync::RwLock` on Linux is the futex RwLock the reference describes.
+
+use super::imp::{Refusal, ShardConfig, ShardOps, ShardStats};
+use super::{Registered, Strategy};
+use crate::sync::{self, RwLock};
+
+/// The compatibility strategy: the reference's per-NC futex RwLock protocol,
+/// faithfully, including its write lock on every intern.
+///
+/// It is the oracle that every other strategy is tested against.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RwLockStrategy;
+
+impl Strategy for RwLockStrategy {
+    const NAME: &'static str = "rwlock";
+}
+
+/// One NC's shard under the compatibility protocol.
+#[derive(Debug)]
+pub struct RwLockShard {
+    inner: RwLock<Table>,
+}
+
+#[derive(Debug)]
+struct Table {
+    /// The reference's state byte (`2` = closed), read under the NC lock.
+    open: bool,
+    map: hashbrown::HashMap<u64, Box<[u8]>>,
+    bytes: usize,
+    byte_cap: usize,
+}
+
+impl ShardOps for RwLockStrategy {
+    type Shard = RwLockShard;
+    const GLOBAL_MERGE_LOCK: bool = true;
+
+    fn new_shard(config: &ShardConfig) -> RwLockShard {
+        RwLockShard {
+            inner: RwLock::new(Table {
+                open: true,
+                map: hashbrown::HashMap::with_capacity(config.initial_capacity),
+                bytes: 0,
+                byte_cap: config.byte_cap,
+            }),
+        }
+    }
+
+    fn register(
+        shard: &RwLockShard,
+        id: u64,
+        bytes: &[u8],
+        on_conflict: impl FnOnce(&[u8]),
+    ) -> Result<Registered, Refusal> {
+        let mut table = sync::write(&shard.inner);
+        if !table.open {
+            return Err(Refusal::Closed);
+        }
+        if let Some(stored) = table.map.get(&id) {
+            if **stored == *bytes {
+                return Ok(Registered::AlreadyPresent);
+            }
+            on_conflict(stored);
+            return Ok(Registered::Conflict);
+        }
+        if bytes.len() > table.byte_cap - table.bytes {
+            return Err(Refusal::CapReached {
+                used: table.bytes,
+                cap: table.byte_cap,
+            });
+        }
+        // Allocate before touching the map, so that a failure here leaves the
+        // table as it was.
+        let owned: Box<[u8]> = bytes.into();
+        table.map.insert(id, owned);
+        table.bytes += bytes.len();
+        Ok(Registered::Inserted)
+    }
+
+    fn with_entry<R>(shard: &RwLockShard, id: u64, f: impl FnOnce(&[u8]) -> R) -> Option<R> {
+        sync::read(&shard.inner).map.get(&id).map(|b| f(b))
+    }
+
+    fn visit_if_open(shard: &RwLockShard, mut f: impl FnMut(u64, &[u8])) -> bool {
+        let table = sync::read(&shard.inner);
+        if !table.open {
+            return false;
+        }
+        for (&id, bytes) in &table.map {
+            f(id, bytes);
+        }
+        true
+    }
+
+    fn set_open(shard: &RwLockShard, open: bool) {
+        sync::write(&shard.inner).open = open;
+    }
+
+    fn is_open(shard: &RwLockShard) -> bool {
+        sync::read(&shard.inner).open
+    }
+
+    fn stats(shard: &RwLockShard) -> ShardStats {
+        let table = sync::read(&shard.inner);
+        ShardStats {
+            entries: table.map.len(),
+            bytes: table.bytes,
+        }
+    }
+
+    fn clear(shard: &mut RwLockShard) {
+        let mut table = sync::write(&shard.inner);
+        table.map = hashbrown::HashMap::new();
+        table.bytes = 0;
+        table.open = true;
+    }
+}

@@ -1,0 +1,103 @@
+//! The one place that chooses between `std` and `loom` synchronisation
+//! primitives (the `sharded-slab` pattern).
+//!
+//! Build with `RUSTFLAGS="--cfg interner_loom"` to swap every atomic, lock and
+//! cell in the crate for loom's model-checked versions. No other module imports
+//! `std::sync` directly, so nothing escapes the model.
+//!
+//! Locks are re-exported with poison recovery built in ([`read`], [`write`],
+//! [`lock`]): a panic on another thread while it held a lock must not make the
+//! interner unusable. Every protocol in this crate keeps its data consistent at
+//! every point where user code (a `log` call) can panic, so taking the data out
+//! of a poisoned lock is sound; see `docs/design.md`.
+
+#[cfg(interner_loom)]
+#[allow(unused_imports)] // the full set, whichever a given build uses
+pub(crate) use loom::{
+    cell::UnsafeCell,
+    hint::spin_loop,
+    sync::{
+        atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicU8, AtomicUsize, Ordering},
+        Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard,
+    },
+    thread::yield_now,
+};
+
+#[cfg(not(interner_loom))]
+#[allow(unused_imports)] // the full set, whichever a given build uses
+pub(crate) use std::{
+    hint::spin_loop,
+    sync::{
+        atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicU8, AtomicUsize, Ordering},
+        Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard,
+    },
+    thread::yield_now,
+};
+
+/// `OnceLock` for the process-global instance. Loom has none, and the global
+/// instance is not part of any loom model.
+#[cfg(not(interner_loom))]
+pub(crate) use std::sync::OnceLock;
+
+#[cfg(not(interner_loom))]
+#[allow(unused_imports)]
+pub(crate) use self::std_cell::UnsafeCell;
+
+#[cfg(not(interner_loom))]
+mod std_cell {
+    /// `std::cell::UnsafeCell` with loom's closure-based API, so code is written
+    /// once for both.
+    #[derive(Debug, Default)]
+    pub(crate) struct UnsafeCell<T>(std::cell::UnsafeCell<T>);
+
+    #[allow(dead_code)]
+    impl<T> UnsafeCell<T> {
+        pub(crate) const fn new(value: T) -> Self {
+            Self(std::cell::UnsafeCell::new(value))
+        }
+
+        pub(crate) fn with<R>(&self, f: impl FnOnce(*const T) -> R) -> R {
+            f(self.0.get())
+        }
+
+        pub(crate) fn with_mut<R>(&self, f: impl FnOnce(*mut T) -> R) -> R {
+            f(self.0.get())
+        }
+
+        pub(crate) fn get_mut(&mut self) -> &mut T {
+            self.0.get_mut()
+        }
+    }
+}
+
+/// Takes a read lock, recovering the guard if another thread panicked while
+/// holding the lock.
+pub(crate) fn read<T>(lock: &RwLock<T>) -> RwLockReadGuard<'_, T> {
+    lock.read().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Takes a write lock, recovering from poisoning (see [`read`]).
+pub(crate) fn write<T>(lock: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
+    lock.write()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Takes a mutex, recovering from poisoning (see [`read`]).
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Backs off inside a retry loop: a few spins, then a yield so that an
+/// oversubscribed machine lets the lock holder run.
+#[allow(dead_code)]
+pub(crate) fn backoff(attempt: u32) {
+    if attempt < 6 {
+        for _ in 0..(1u32 << attempt) {
+            spin_loop();
+        }
+    } else {
+        yield_now();
+    }
+}

@@ -1,0 +1,372 @@
+//! The interner's behaviour, run against every strategy.
+
+mod common;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use interned_string_db::{get_id, Config, Conflict, Error, InternedStringDb, Registered, Strategy};
+
+fn db<S: Strategy>(ncs: usize) -> InternedStringDb<S> {
+    InternedStringDb::with_config(Config::new().ncs(ncs))
+}
+
+/// Every string gets id 1: each distinct pair of strings collides.
+fn colliding_db<S: Strategy>(ncs: usize) -> InternedStringDb<S> {
+    InternedStringDb::with_config(Config::new().ncs(ncs).narrow_id_mask_for_tests(0))
+}
+
+fn idempotent_reintern<S: Strategy>() {
+    let db = db::<S>(4);
+    let first = db
+        .intern_with_outcome(2, b"model_3/layer_41/tensor_1207")
+        .unwrap();
+    assert_eq!(
+        first,
+        (
+            get_id(b"model_3/layer_41/tensor_1207"),
+            Registered::Inserted
+        )
+    );
+    let bytes = db.nc_bytes(2);
+    for _ in 0..3 {
+        let again = db
+            .intern_with_outcome(2, b"model_3/layer_41/tensor_1207")
+            .unwrap();
+        assert_eq!(again, (first.0, Registered::AlreadyPresent));
+    }
+    assert_eq!(db.nc_len(2), 1);
+    assert_eq!(db.nc_bytes(2), bytes, "a repeat stores nothing");
+    assert_eq!(db.intern(2, "model_3/layer_41/tensor_1207"), Ok(first.0));
+    assert_eq!(db.conflict_count(), 0);
+}
+
+fn same_string_on_many_ncs_is_one_entry<S: Strategy>() {
+    let db = db::<S>(8);
+    for nc in 0..8 {
+        db.intern(nc, "shared").unwrap();
+    }
+    assert_eq!(db.total_entries(), 8);
+    let snapshot = db.snapshot();
+    assert_eq!(snapshot.len(), 1);
+    assert_eq!(snapshot.get_str(get_id(b"shared")), Some("shared"));
+    assert!(snapshot.conflicts().is_empty());
+}
+
+fn bad_input_is_an_error<S: Strategy>() {
+    let db = db::<S>(4);
+    assert_eq!(db.intern(0, ""), Err(Error::EmptyString));
+    assert_eq!(
+        db.intern(4, "x"),
+        Err(Error::NcOutOfRange { nc: 4, ncs: 4 })
+    );
+    assert_eq!(
+        db.intern(usize::MAX, "x"),
+        Err(Error::NcOutOfRange {
+            nc: usize::MAX,
+            ncs: 4
+        })
+    );
+    assert_eq!(db.register(0, 7, b""), Err(Error::EmptyString));
+    assert_eq!(db.close_nc(9), Err(Error::NcOutOfRange { nc: 9, ncs: 4 }));
+    assert_eq!(db.total_entries(), 0);
+}
+
+fn bytes_need_not_be_utf8<S: Strategy>() {
+    let db = db::<S>(1);
+    let id = db.intern_bytes(0, &[0xff, 0xfe, 0x00, 0x80]).unwrap();
+    assert_eq!(id, get_id(&[0xff, 0xfe, 0x00, 0x80]));
+    let snapshot = db.snapshot();
+    assert_eq!(snapshot.get(id), Some(&[0xff, 0xfe, 0x00, 0x80][..]));
+    assert_eq!(snapshot.get_str(id), None);
+}
+
+fn conflict_is_recorded<S: Strategy>() {
+    let db = colliding_db::<S>(2);
+    assert_eq!(
+        db.intern_with_outcome(0, b"first").unwrap(),
+        (1, Registered::Inserted)
+    );
+    assert_eq!(
+        db.intern_with_outcome(0, b"second").unwrap(),
+        (1, Registered::Conflict)
+    );
+    // A repeat of the conflict is reported to the caller but recorded once.
+    assert_eq!(
+        db.intern_with_outcome(0, b"second").unwrap(),
+        (1, Registered::Conflict)
+    );
+    assert_eq!(
+        db.intern_with_outcome(0, b"first").unwrap(),
+        (1, Registered::AlreadyPresent)
+    );
+    assert_eq!(db.conflict_count(), 1);
+    let expected = Conflict {
+        id: 1,
+        kept: b"first"[..].into(),
+        rejected: b"second"[..].into(),
+    };
+    assert_eq!(db.conflicts(), vec![expected.clone()]);
+    assert_eq!(
+        db.resolve(0, 1).as_deref(),
+        Some(&b"first"[..]),
+        "the first string stays"
+    );
+
+    let snapshot = db.snapshot();
+    assert_eq!(snapshot.len(), 1);
+    assert_eq!(snapshot.get_str(1), Some("first"));
+    assert_eq!(snapshot.conflicts(), &[expected]);
+}
+
+fn conflict_across_shards_is_reported<S: Strategy>() {
+    let db = colliding_db::<S>(3);
+    db.intern(0, "alpha").unwrap();
+    db.intern(1, "beta").unwrap();
+    db.intern(2, "alpha").unwrap();
+    assert_eq!(db.conflict_count(), 0, "no single shard saw two strings");
+    let snapshot = db.snapshot();
+    assert_eq!(
+        snapshot.get_str(1),
+        Some("alpha"),
+        "the lowest NC's string is kept"
+    );
+    assert_eq!(
+        snapshot.conflicts(),
+        &[Conflict {
+            id: 1,
+            kept: b"alpha"[..].into(),
+            rejected: b"beta"[..].into()
+        }]
+    );
+}
+
+fn shard_conflicts_are_normalised_to_the_kept_string<S: Strategy>() {
+    let db = colliding_db::<S>(2);
+    db.intern(0, "a").unwrap();
+    db.intern(1, "b").unwrap();
+    db.intern(1, "c").unwrap(); // NC 1 records (b kept, c rejected)
+    let snapshot = db.snapshot();
+    let rejected: Vec<&[u8]> = snapshot.conflicts().iter().map(|c| &*c.rejected).collect();
+    assert_eq!(rejected, vec![&b"b"[..], &b"c"[..]]);
+    assert!(snapshot.conflicts().iter().all(|c| &*c.kept == b"a"));
+}
+
+fn caller_supplied_id_is_trusted<S: Strategy>() {
+    let db = db::<S>(1);
+    assert_eq!(db.register(0, 42, b"not hashed"), Ok(Registered::Inserted));
+    assert_eq!(
+        db.register(0, 42, b"not hashed"),
+        Ok(Registered::AlreadyPresent)
+    );
+    assert_eq!(db.register(0, 42, b"other"), Ok(Registered::Conflict));
+    assert_eq!(db.snapshot().get_str(42), Some("not hashed"));
+    // The reference registers its sentinel under id 0.
+    assert_eq!(
+        db.register(0, 0, b"Invalid interned string"),
+        Ok(Registered::Inserted)
+    );
+    assert_eq!(db.snapshot().get_str(0), Some("Invalid interned string"));
+}
+
+fn closed_nc_is_skipped<S: Strategy>() {
+    let db = db::<S>(3);
+    let a = db.intern(0, "on nc 0").unwrap();
+    let b = db.intern(1, "on nc 1").unwrap();
+    let shared = db.intern(1, "on both").unwrap();
+    db.intern(2, "on both").unwrap();
+    db.close_nc(1).unwrap();
+    assert_eq!(db.is_open(1), Ok(false));
+    assert_eq!(db.intern(1, "late"), Err(Error::NcClosed { nc: 1 }));
+    assert_eq!(
+        db.intern(1, "on nc 1"),
+        Err(Error::NcClosed { nc: 1 }),
+        "even a hit"
+    );
+
+    let snapshot = db.snapshot();
+    assert!(snapshot.contains(a));
+    assert!(!snapshot.contains(b));
+    assert!(snapshot.contains(shared), "still on an open NC");
+    assert_eq!(snapshot.len(), 2);
+    assert_eq!(db.resolve_any(b), None, "resolve_any sees open NCs only");
+    assert_eq!(
+        db.resolve(1, b).as_deref(),
+        Some(&b"on nc 1"[..]),
+        "closing keeps the entries"
+    );
+
+    db.open_nc(1).unwrap();
+    let snapshot = db.snapshot();
+    assert!(snapshot.contains(b));
+    assert!(!snapshot.contains(get_id(b"late")));
+    assert_eq!(snapshot.len(), 3);
+}
+
+fn lookup_never_inserts<S: Strategy>() {
+    let db = db::<S>(2);
+    assert_eq!(db.lookup(0, "absent"), None);
+    assert_eq!(db.total_entries(), 0);
+    let id = db.intern(0, "present").unwrap();
+    assert_eq!(db.lookup(0, "present"), Some(id));
+    assert_eq!(db.lookup(1, "present"), None, "other NC");
+    assert_eq!(db.lookup(7, "present"), None, "out of range");
+    let colliding = colliding_db::<S>(1);
+    colliding.intern(0, "a").unwrap();
+    assert_eq!(colliding.lookup(0, "b"), None, "same id, other bytes");
+}
+
+fn resolve_by_id<S: Strategy>() {
+    let db = db::<S>(3);
+    let id = db.intern(2, "tensor_0").unwrap();
+    assert_eq!(db.resolve(2, id).as_deref(), Some(&b"tensor_0"[..]));
+    assert_eq!(db.resolve(1, id), None);
+    assert_eq!(db.resolve(5, id), None);
+    assert_eq!(db.resolve_any(id).as_deref(), Some(&b"tensor_0"[..]));
+    assert_eq!(db.with_resolved(2, id, |b| b.len()), Some(8));
+    assert_eq!(db.resolve_any(12345), None);
+}
+
+fn byte_cap_refuses_and_keeps_everything<S: Strategy>() {
+    let db: InternedStringDb<S> = InternedStringDb::with_config(Config::new().ncs(2).byte_cap(10));
+    assert_eq!(db.intern(0, "12345").map(|_| ()), Ok(()));
+    assert_eq!(db.intern(0, "abcde").map(|_| ()), Ok(()));
+    assert_eq!(
+        db.intern(0, "x"),
+        Err(Error::CapReached {
+            nc: 0,
+            cap: 10,
+            used: 10,
+            needed: 1
+        })
+    );
+    assert_eq!(
+        db.intern(0, "12345").map(|_| ()),
+        Ok(()),
+        "a hit needs no room"
+    );
+    assert_eq!(db.intern(1, "x").map(|_| ()), Ok(()), "the cap is per NC");
+    assert_eq!(db.nc_bytes(0), 10);
+    let snapshot = db.snapshot();
+    assert_eq!(snapshot.len(), 3);
+    assert!(snapshot.contains(get_id(b"12345")) && snapshot.contains(get_id(b"abcde")));
+}
+
+fn snapshot_iterates_in_id_order<S: Strategy>() {
+    let db = db::<S>(4);
+    let mut ids: Vec<u64> = (0..100)
+        .map(|i| db.intern(i % 4, &common::name(0, i)).unwrap())
+        .collect();
+    ids.sort_unstable();
+    let snapshot = db.snapshot();
+    assert_eq!(snapshot.iter().len(), 100);
+    assert_eq!(snapshot.iter().map(|(id, _)| id).collect::<Vec<_>>(), ids);
+    for (id, bytes) in &snapshot {
+        assert_eq!(get_id(bytes), id);
+    }
+}
+
+fn reset_frees_everything<S: Strategy>() {
+    let mut db = colliding_db::<S>(2);
+    db.intern(0, "a").unwrap();
+    db.intern(0, "b").unwrap();
+    db.close_nc(1).unwrap();
+    db.reset();
+    assert_eq!(db.total_entries(), 0);
+    assert_eq!(db.conflict_count(), 0);
+    assert_eq!(db.is_open(1), Ok(true));
+    assert!(db.snapshot().is_empty());
+    db.intern(1, "b").unwrap();
+    assert_eq!(db.snapshot().get_str(1), Some("b"));
+}
+
+/// Eight threads intern while the main thread snapshots: each snapshot holds
+/// every string whose intern had returned before it was called.
+fn snapshot_while_eight_threads_intern<S: Strategy>() {
+    const THREADS: usize = 8;
+    const PER_THREAD: usize = 3_000;
+    let db = Arc::new(db::<S>(16));
+    let progress: Arc<Vec<AtomicUsize>> =
+        Arc::new((0..THREADS).map(|_| AtomicUsize::new(0)).collect());
+    let workers: Vec<_> = (0..THREADS)
+        .map(|t| {
+            let (db, progress) = (Arc::clone(&db), Arc::clone(&progress));
+            std::thread::spawn(move || {
+                for i in 0..PER_THREAD {
+                    // Half on the thread's own NC, half on one shared NC; a
+                    // name shared by all threads every 10th string.
+                    let nc = if i % 2 == 0 { t } else { 15 };
+                    let name = if i % 10 == 0 {
+                        common::name(99, i)
+                    } else {
+                        common::name(t, i)
+                    };
+                    db.intern(nc, &name).unwrap();
+                    progress[t].store(i + 1, Ordering::Release);
+                }
+            })
+        })
+        .collect();
+    let mut snapshots = 0;
+    loop {
+        let done: Vec<usize> = progress.iter().map(|p| p.load(Ordering::Acquire)).collect();
+        let snapshot = db.snapshot();
+        snapshots += 1;
+        for (t, &n) in done.iter().enumerate() {
+            for i in 0..n {
+                let name = if i % 10 == 0 {
+                    common::name(99, i)
+                } else {
+                    common::name(t, i)
+                };
+                assert_eq!(
+                    snapshot.get_str(get_id(name.as_bytes())),
+                    Some(name.as_str()),
+                    "snapshot {snapshots} lost {name}, interned before it was taken"
+                );
+            }
+        }
+        if done.iter().all(|&n| n == PER_THREAD) {
+            break;
+        }
+    }
+    for w in workers {
+        w.join().unwrap();
+    }
+    let snapshot = db.snapshot();
+    let distinct = THREADS * PER_THREAD * 9 / 10 + PER_THREAD / 10;
+    assert_eq!(snapshot.len(), distinct, "nothing duplicated, nothing lost");
+    assert!(snapshot.conflicts().is_empty());
+    assert!(snapshots > 1);
+}
+
+for_each_strategy!(
+    idempotent_reintern,
+    same_string_on_many_ncs_is_one_entry,
+    bad_input_is_an_error,
+    bytes_need_not_be_utf8,
+    conflict_is_recorded,
+    conflict_across_shards_is_reported,
+    shard_conflicts_are_normalised_to_the_kept_string,
+    caller_supplied_id_is_trusted,
+    closed_nc_is_skipped,
+    lookup_never_inserts,
+    resolve_by_id,
+    byte_cap_refuses_and_keeps_everything,
+    snapshot_iterates_in_id_order,
+    reset_frees_everything,
+    snapshot_while_eight_threads_intern,
+);
+
+#[test]
+fn global_instance_is_shared() {
+    let id = interned_string_db::global()
+        .intern(5, "global test string")
+        .unwrap();
+    let from_other_thread =
+        std::thread::spawn(|| interned_string_db::global().lookup(5, "global test string"))
+            .join()
+            .unwrap();
+    assert_eq!(from_other_thread, Some(id));
+    assert_eq!(interned_string_db::global().ncs(), 256);
+}

@@ -1,0 +1,106 @@
+//! A thread that panics while interning (inside the `log` call that reports a
+//! conflict, which the compatibility strategy makes under its NC write lock,
+//! as the reference does) leaves the db usable and loses nothing.
+//!
+//! In its own test binary because it installs a process-wide logger.
+
+mod common;
+
+use std::panic::{self, AssertUnwindSafe};
+
+use interned_string_db::{get_id, Config, InternedStringDb, Registered, Strategy};
+
+const PANIC_MARKER: &str = "PANIC-IN-LOGGER";
+
+/// A logger that panics on any record mentioning [`PANIC_MARKER`].
+struct PanickingLogger;
+
+impl log::Log for PanickingLogger {
+    fn enabled(&self, _: &log::Metadata<'_>) -> bool {
+        true
+    }
+    fn log(&self, record: &log::Record<'_>) {
+        let message = record.args().to_string();
+        if message.contains(PANIC_MARKER) {
+            panic!("logger panicked on: {message}");
+        }
+    }
+    fn flush(&self) {}
+}
+
+fn install_logger() {
+    static LOGGER: PanickingLogger = PanickingLogger;
+    // Several tests race to install it; one wins, which is all we need.
+    let _ = log::set_logger(&LOGGER);
+    log::set_max_level(log::LevelFilter::Trace);
+}
+
+fn panic_while_interning_is_recovered<S: Strategy>() {
+    install_logger();
+    let db: InternedStringDb<S> =
+        InternedStringDb::with_config(Config::new().ncs(2).narrow_id_mask_for_tests(0xF));
+    // Fill NC 0 with strings of distinct narrowed ids.
+    let mut stored = Vec::new();
+    for i in 0.. {
+        let name = format!("kept_{i}");
+        if let Ok((_, Registered::Inserted)) = db.intern_with_outcome(0, name.as_bytes()) {
+            stored.push(name);
+        }
+        if stored.len() == 4 {
+            break;
+        }
+    }
+    let victim = db.id_of(stored[0].as_bytes());
+    let culprit = (0..)
+        .map(|i| format!("{PANIC_MARKER}_{i}"))
+        .find(|s| db.id_of(s.as_bytes()) == victim)
+        .unwrap();
+
+    let db_ref = &db;
+    let hook = panic::take_hook();
+    panic::set_hook(Box::new(|_| {})); // keep the expected panic quiet
+    let result = std::thread::scope(|scope| {
+        scope
+            .spawn(|| panic::catch_unwind(AssertUnwindSafe(|| db_ref.intern(0, &culprit))))
+            .join()
+    });
+    panic::set_hook(hook);
+    assert!(result.unwrap().is_err(), "the logger should have panicked");
+
+    // Usable: every lock can be taken, by this and other threads.
+    for name in &stored {
+        assert_eq!(
+            db.lookup(0, name),
+            Some(db.id_of(name.as_bytes())),
+            "{name} lost"
+        );
+    }
+    assert_eq!(
+        db.intern_with_outcome(1, b"after").unwrap().1,
+        Registered::Inserted
+    );
+    std::thread::scope(|scope| {
+        scope.spawn(|| db.intern(0, "from another thread").unwrap());
+    });
+    db.close_nc(1).unwrap();
+    db.open_nc(1).unwrap();
+    let snapshot = db.snapshot();
+    for name in &stored {
+        assert_eq!(
+            snapshot.get_str(db.id_of(name.as_bytes())),
+            Some(name.as_str())
+        );
+    }
+    let after = db.id_of(b"after");
+    assert_eq!(after, ((get_id(b"after") - 1) & 0xF) + 1);
+    assert!(snapshot.contains(after));
+    // The conflict was not half-recorded: the logger panicked before it was
+    // stored (other strings may collide legitimately with only 16 ids).
+    assert!(db
+        .conflicts()
+        .iter()
+        .all(|c| *c.rejected != *culprit.as_bytes()));
+    assert_eq!(db.lookup(0, &culprit), None, "the first string is kept");
+}
+
+for_each_strategy!(panic_while_interning_is_recovered);
