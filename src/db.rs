@@ -180,7 +180,8 @@ impl<S: Strategy> InternedStringDb<S> {
     /// # Errors
     ///
     /// [`Error::EmptyString`], [`Error::NcOutOfRange`], [`Error::NcClosed`],
-    /// [`Error::CapReached`]. Nothing is stored on an error.
+    /// [`Error::CapReached`], [`Error::OutOfMemory`]. Nothing is stored on
+    /// an error.
     #[inline]
     pub fn intern(&self, nc: usize, s: &str) -> Result<u64, Error> {
         self.intern_bytes(nc, s.as_bytes())
@@ -225,6 +226,10 @@ impl<S: Strategy> InternedStringDb<S> {
                 nc,
                 cap,
                 used,
+                needed: bytes.len(),
+            },
+            Refusal::OutOfMemory => Error::OutOfMemory {
+                nc,
                 needed: bytes.len(),
             },
         })

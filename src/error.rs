@@ -37,6 +37,13 @@ pub enum Error {
         /// Bytes the refused string needed.
         needed: usize,
     },
+    /// Memory for the entry could not be allocated; nothing was stored.
+    OutOfMemory {
+        /// The NC whose shard could not grow.
+        nc: usize,
+        /// Bytes of string data that were to be stored.
+        needed: usize,
+    },
     /// The input is not valid UTF-8 where UTF-8 is required (the C ABI).
     InvalidUtf8,
 }
@@ -57,6 +64,10 @@ impl fmt::Display for Error {
             } => write!(
                 f,
                 "NeuronCore {nc}'s shard is full: {used} of {cap} bytes used, {needed} more needed"
+            ),
+            Error::OutOfMemory { nc, needed } => write!(
+                f,
+                "out of memory storing {needed} bytes in NeuronCore {nc}'s shard"
             ),
             Error::InvalidUtf8 => f.write_str("the input is not valid UTF-8"),
         }

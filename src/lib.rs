@@ -50,7 +50,11 @@ mod error;
 mod global;
 mod id;
 mod nc;
+mod pin;
+mod raw;
 mod snapshot;
+#[cfg(not(interner_loom))]
+mod static_name;
 pub mod strategy;
 mod sync;
 
@@ -60,5 +64,8 @@ pub use error::Error;
 #[cfg(not(interner_loom))]
 pub use global::global;
 pub use id::{get_id, get_id_const, ID_MASK, INVALID_ID, MAX_ID};
+pub use pin::NcHandle;
 pub use snapshot::{Iter, Snapshot};
-pub use strategy::{DefaultStrategy, Registered, RwLockStrategy, Strategy};
+#[cfg(not(interner_loom))]
+pub use static_name::StaticName;
+pub use strategy::{DefaultStrategy, OptimisticStrategy, Registered, RwLockStrategy, Strategy};

@@ -1,1 +1,6 @@
-//! Loom models of interned-string-db. Run with `RUSTFLAGS="--cfg interner_loom"`: see run.sh.
+//! Loom models of every concurrent protocol in `interned-string-db`.
+//!
+//! The models are in `tests/models.rs` and compile only with
+//! `RUSTFLAGS="--cfg interner_loom"`, which swaps every atomic and lock in the
+//! library for loom's (see the library's `src/sync.rs`). `run.sh` runs them
+//! with the bounds CI uses, and documents how to run deeper.

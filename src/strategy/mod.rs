@@ -6,13 +6,15 @@
 //! reference's futex RwLock protocol: it is the compatibility mode and the
 //! oracle the other strategies are tested against.
 
+mod optimistic;
 mod rwlock;
 
+pub use self::optimistic::OptimisticStrategy;
 pub use self::rwlock::RwLockStrategy;
 
 /// The strategy [`InternedStringDb`](crate::InternedStringDb) uses unless told
 /// otherwise.
-pub type DefaultStrategy = RwLockStrategy;
+pub type DefaultStrategy = OptimisticStrategy;
 
 /// A lock strategy for the per-NC shards. Sealed: the strategies are the ones
 /// this crate ships, each tested against the reference protocol.
@@ -61,6 +63,16 @@ pub(crate) mod imp {
             /// The cap.
             cap: usize,
         },
+        /// Memory for the entry could not be allocated.
+        OutOfMemory,
+    }
+
+    /// Whether `needed` more bytes fit under `cap` beside `used`.
+    pub fn check_cap(used: usize, cap: usize, needed: usize) -> Result<(), Refusal> {
+        if needed > cap.saturating_sub(used) {
+            return Err(Refusal::CapReached { used, cap });
+        }
+        Ok(())
     }
 
     /// Entries and bytes held by one shard.

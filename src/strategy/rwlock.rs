@@ -5,7 +5,7 @@
 //!
 //! `std::sync::RwLock` on Linux is the futex RwLock the reference describes.
 
-use super::imp::{Refusal, ShardConfig, ShardOps, ShardStats};
+use super::imp::{check_cap, Refusal, ShardConfig, ShardOps, ShardStats};
 use super::{Registered, Strategy};
 use crate::sync::{self, RwLock};
 
@@ -67,16 +67,16 @@ impl ShardOps for RwLockStrategy {
             on_conflict(stored);
             return Ok(Registered::Conflict);
         }
-        if bytes.len() > table.byte_cap - table.bytes {
-            return Err(Refusal::CapReached {
-                used: table.bytes,
-                cap: table.byte_cap,
-            });
-        }
-        // Allocate before touching the map, so that a failure here leaves the
-        // table as it was.
-        let owned: Box<[u8]> = bytes.into();
-        table.map.insert(id, owned);
+        check_cap(table.bytes, table.byte_cap, bytes.len())?;
+        // Allocate before touching the map, and fallibly, so that running out
+        // of memory is an error that leaves the table as it was.
+        let mut owned = Vec::new();
+        owned
+            .try_reserve_exact(bytes.len())
+            .map_err(|_| Refusal::OutOfMemory)?;
+        owned.extend_from_slice(bytes);
+        table.map.try_reserve(1).map_err(|_| Refusal::OutOfMemory)?;
+        table.map.insert(id, owned.into_boxed_slice());
         table.bytes += bytes.len();
         Ok(Registered::Inserted)
     }

@@ -10,6 +10,9 @@ macro_rules! for_each_strategy {
         mod rwlock {
             $(#[test] fn $test() { super::$test::<interned_string_db::RwLockStrategy>(); })*
         }
+        mod optimistic {
+            $(#[test] fn $test() { super::$test::<interned_string_db::OptimisticStrategy>(); })*
+        }
     };
 }
 

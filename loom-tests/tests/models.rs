@@ -1,0 +1,181 @@
+//! Loom models: run with `loom-tests/run.sh`.
+#![cfg(interner_loom)]
+
+use interned_string_db::{
+    get_id, Config, Error, InternedStringDb, OptimisticStrategy, Registered, RwLockStrategy,
+    Strategy,
+};
+use loom::sync::atomic::{AtomicBool, Ordering};
+use loom::sync::Arc;
+use loom::thread;
+
+fn db<S: Strategy>(ncs: usize) -> Arc<InternedStringDb<S>> {
+    Arc::new(InternedStringDb::with_config(Config::new().ncs(ncs)))
+}
+
+/// What a reader may see of `s` while it is being inserted: nothing, or all
+/// of it under its own id.
+fn check_visible<S: Strategy>(db: &InternedStringDb<S>, nc: usize, s: &str) {
+    let id = get_id(s.as_bytes());
+    if let Some(bytes) = db.resolve(nc, id) {
+        assert_eq!(&*bytes, s.as_bytes(), "a half-written entry was visible");
+    }
+    if let Some(found) = db.lookup(nc, s) {
+        assert_eq!(found, id);
+    }
+}
+
+/// Two threads insert the same string and one string each into one shard:
+/// exactly one insert of the shared string wins, nothing is duplicated or
+/// lost, and a racing reader never sees a half-written entry.
+fn same_and_different<S: Strategy>() {
+    loom::model(|| {
+        let db = db::<S>(1);
+        let threads: Vec<_> = [("b", "c"), ("c", "b")]
+            .into_iter()
+            .map(|(own, other)| {
+                let db = Arc::clone(&db);
+                thread::spawn(move || {
+                    let shared = db.intern_with_outcome(0, b"a").unwrap().1;
+                    // Races the other thread's insert of `other`.
+                    check_visible(&db, 0, other);
+                    let mine = db.intern_with_outcome(0, own.as_bytes()).unwrap().1;
+                    assert_eq!(mine, Registered::Inserted);
+                    check_visible(&db, 0, other);
+                    shared
+                })
+            })
+            .collect();
+        let outcomes: Vec<Registered> = threads.into_iter().map(|t| t.join().unwrap()).collect();
+        assert_eq!(
+            outcomes
+                .iter()
+                .filter(|&&o| o == Registered::Inserted)
+                .count(),
+            1,
+            "exactly one thread inserts the shared string: {outcomes:?}"
+        );
+        assert_eq!(db.nc_len(0), 3);
+        let snapshot = db.snapshot();
+        assert_eq!(snapshot.len(), 3);
+        for s in ["a", "b", "c"] {
+            assert_eq!(snapshot.get_str(get_id(s.as_bytes())), Some(s));
+        }
+    });
+}
+
+#[test]
+fn optimistic_same_and_different() {
+    same_and_different::<OptimisticStrategy>();
+}
+
+#[test]
+fn rwlock_same_and_different() {
+    same_and_different::<RwLockStrategy>();
+}
+
+/// A reader races an insert that grows the index: it finds every entry that
+/// was there before, and the new one either whole or not at all.
+#[test]
+fn optimistic_reader_races_growth() {
+    loom::model(|| {
+        // The smallest index has 8 slots and grows on the 5th entry.
+        let db = db::<OptimisticStrategy>(1);
+        let before = ["k0", "k1", "k2", "k3"];
+        for s in before {
+            db.intern(0, s).unwrap();
+        }
+        let writer = {
+            let db = Arc::clone(&db);
+            thread::spawn(move || db.intern(0, "grows").unwrap())
+        };
+        for s in before {
+            assert_eq!(
+                db.lookup(0, s),
+                Some(get_id(s.as_bytes())),
+                "{s} lost during growth"
+            );
+        }
+        check_visible(&db, 0, "grows");
+        writer.join().unwrap();
+        assert_eq!(db.lookup(0, "grows"), Some(get_id(b"grows")));
+        assert_eq!(db.nc_len(0), 5);
+    });
+}
+
+/// A snapshot races an intern and an NC close. The snapshot holds whatever
+/// was interned before it was taken (here: before the flag it acquired was
+/// released); a closed NC's strings are in no snapshot taken after the close
+/// returned, and the close stops further interns into it.
+fn snapshot_races_intern_and_close<S: Strategy>() {
+    loom::model(|| {
+        let db = db::<S>(2);
+        let a_done = Arc::new(AtomicBool::new(false));
+        let interner = {
+            let (db, a_done) = (Arc::clone(&db), Arc::clone(&a_done));
+            thread::spawn(move || {
+                db.intern(0, "a").unwrap();
+                a_done.store(true, Ordering::Release);
+                db.intern(1, "b")
+            })
+        };
+        let closer = {
+            let db = Arc::clone(&db);
+            thread::spawn(move || db.close_nc(1).unwrap())
+        };
+        let a_was_done = a_done.load(Ordering::Acquire);
+        let snapshot = db.snapshot();
+        if a_was_done {
+            assert_eq!(snapshot.get_str(get_id(b"a")), Some("a"));
+        }
+        assert!(snapshot.len() <= 2);
+        let b = interner.join().unwrap();
+        closer.join().unwrap();
+        assert!(matches!(b, Ok(_) | Err(Error::NcClosed { nc: 1 })), "{b:?}");
+        let after = db.snapshot();
+        assert_eq!(after.get_str(get_id(b"a")), Some("a"));
+        assert!(!after.contains(get_id(b"b")), "NC 1 is closed");
+        assert_eq!(db.intern(1, "c"), Err(Error::NcClosed { nc: 1 }));
+        assert_eq!(db.nc_len(1), usize::from(b.is_ok()));
+    });
+}
+
+#[test]
+fn optimistic_snapshot_races_intern_and_close() {
+    snapshot_races_intern_and_close::<OptimisticStrategy>();
+}
+
+#[test]
+fn rwlock_snapshot_races_intern_and_close() {
+    snapshot_races_intern_and_close::<RwLockStrategy>();
+}
+
+/// The reference's lock nesting: interns take an NC's write lock, a merge
+/// takes the global read lock then each NC's read lock, and open/close take
+/// the global write lock then the NC's write lock. Loom fails the model on
+/// any interleaving that deadlocks.
+#[test]
+fn rwlock_lock_nesting_does_not_deadlock() {
+    loom::model(|| {
+        let db = db::<RwLockStrategy>(2);
+        let interner = {
+            let db = Arc::clone(&db);
+            thread::spawn(move || {
+                let _ = db.intern(1, "x");
+                db.intern(0, "y").unwrap();
+            })
+        };
+        let toggler = {
+            let db = Arc::clone(&db);
+            thread::spawn(move || {
+                db.close_nc(1).unwrap();
+                db.open_nc(1).unwrap();
+            })
+        };
+        let snapshot = db.snapshot();
+        assert!(snapshot.len() <= 2);
+        interner.join().unwrap();
+        toggler.join().unwrap();
+        assert!(db.snapshot().contains(get_id(b"y")));
+    });
+}

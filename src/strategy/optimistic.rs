@@ -1,0 +1,125 @@
+//! The optimistic strategy: a lock-free hit path over a per-NC `bumpalo`
+//! arena, with a per-NC lock only for misses.
+
+use super::imp::{check_cap, Refusal, ShardConfig, ShardOps, ShardStats};
+use super::{Registered, Strategy};
+use crate::raw::{Entry, RawShard};
+
+/// The optimistic strategy: when the string is already in the NC's shard
+/// (the common case on a trace-emission path), `intern` takes no lock, does
+/// no atomic read-modify-write and stores nothing to shared memory: it is
+/// `get_id`, a few acquire loads, and one compare of length and bytes.
+///
+/// Misses take the NC's writer lock, re-check, and append the string to the
+/// NC's `bumpalo` arena. The index grows without blocking readers. See
+/// `docs/design.md` for the memory orderings and the memory cost.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct OptimisticStrategy;
+
+impl Strategy for OptimisticStrategy {
+    const NAME: &'static str = "optimistic";
+}
+
+/// The shard and its byte cap.
+pub struct OptimisticShard {
+    raw: RawShard,
+    byte_cap: usize,
+}
+
+/// A found entry against the bytes being registered: the same string, or a
+/// conflict reported through `on_conflict`.
+#[inline]
+fn compare(entry: Entry<'_>, bytes: &[u8], on_conflict: impl FnOnce(&[u8])) -> Registered {
+    let stored = entry.bytes();
+    if stored == bytes {
+        Registered::AlreadyPresent
+    } else {
+        on_conflict(stored);
+        Registered::Conflict
+    }
+}
+
+impl ShardOps for OptimisticStrategy {
+    type Shard = OptimisticShard;
+    const GLOBAL_MERGE_LOCK: bool = false;
+
+    fn new_shard(config: &ShardConfig) -> OptimisticShard {
+        OptimisticShard {
+            raw: RawShard::new(config.initial_capacity),
+            byte_cap: config.byte_cap,
+        }
+    }
+
+    #[inline]
+    fn register(
+        shard: &OptimisticShard,
+        id: u64,
+        bytes: &[u8],
+        on_conflict: impl FnOnce(&[u8]),
+    ) -> Result<Registered, Refusal> {
+        // The hit path: acquire loads only (`RawShard::is_open`, `find`).
+        if !shard.raw.is_open() {
+            return Err(Refusal::Closed);
+        }
+        if let Some(entry) = shard.raw.find(id) {
+            return Ok(compare(entry, bytes, on_conflict));
+        }
+        register_miss(shard, id, bytes, on_conflict)
+    }
+
+    fn with_entry<R>(shard: &OptimisticShard, id: u64, f: impl FnOnce(&[u8]) -> R) -> Option<R> {
+        shard.raw.find(id).map(|entry| f(entry.bytes()))
+    }
+
+    fn visit_if_open(shard: &OptimisticShard, mut f: impl FnMut(u64, &[u8])) -> bool {
+        if !shard.raw.is_open() {
+            return false;
+        }
+        shard.raw.for_each(|entry| f(entry.id(), entry.bytes()));
+        true
+    }
+
+    fn set_open(shard: &OptimisticShard, open: bool) {
+        // Under the writer lock, so that no miss in progress inserts into a
+        // shard that `close_nc` has returned from closing.
+        shard.raw.write().set_open(open);
+    }
+
+    fn is_open(shard: &OptimisticShard) -> bool {
+        shard.raw.is_open()
+    }
+
+    fn stats(shard: &OptimisticShard) -> ShardStats {
+        ShardStats {
+            entries: shard.raw.len(),
+            bytes: shard.raw.bytes(),
+        }
+    }
+
+    fn clear(shard: &mut OptimisticShard) {
+        shard.raw.clear();
+    }
+}
+
+/// The miss path, out of line so the hit path stays small: take the NC's
+/// writer lock, re-check (another thread may have inserted, or the table may
+/// have grown under a reader), then insert.
+#[cold]
+#[inline(never)]
+fn register_miss(
+    shard: &OptimisticShard,
+    id: u64,
+    bytes: &[u8],
+    on_conflict: impl FnOnce(&[u8]),
+) -> Result<Registered, Refusal> {
+    let mut writer = shard.raw.write();
+    if !shard.raw.is_open() {
+        return Err(Refusal::Closed);
+    }
+    if let Some(entry) = writer.find(id) {
+        return Ok(compare(entry, bytes, on_conflict));
+    }
+    check_cap(writer.bytes(), shard.byte_cap, bytes.len())?;
+    writer.insert(id, bytes).map_err(|_| Refusal::OutOfMemory)?;
+    Ok(Registered::Inserted)
+}

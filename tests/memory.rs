@@ -1,0 +1,73 @@
+//! `drop` and `reset` free every byte the db allocated: a counting global
+//! allocator checks live bytes against the baseline. One test in this
+//! binary, so that no other test allocates while it counts.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicIsize, Ordering};
+
+use interned_string_db::{Config, InternedStringDb, OptimisticStrategy, RwLockStrategy, Strategy};
+
+struct Counting;
+
+static LIVE: AtomicIsize = AtomicIsize::new(0);
+
+// SAFETY: forwards to `System`, only counting.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        LIVE.fetch_add(layout.size() as isize, Ordering::Relaxed);
+        // SAFETY: the caller upholds `GlobalAlloc::alloc`'s contract.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        LIVE.fetch_sub(layout.size() as isize, Ordering::Relaxed);
+        // SAFETY: as above.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+fn live() -> isize {
+    LIVE.load(Ordering::Relaxed)
+}
+
+fn fill<S: Strategy>(db: &InternedStringDb<S>) {
+    for i in 0..20_000 {
+        db.intern(
+            i % 16,
+            &format!("model_{}/layer_{}/tensor_{i}", i % 3, i % 50),
+        )
+        .unwrap();
+    }
+    db.close_nc(3).unwrap();
+}
+
+fn frees_everything<S: Strategy>() {
+    let baseline = live();
+    {
+        let db: InternedStringDb<S> = InternedStringDb::with_config(Config::new().ncs(16));
+        fill(&db);
+        assert!(
+            live() - baseline > 20_000 * 30,
+            "{}: the strings are stored",
+            S::NAME
+        );
+    }
+    assert_eq!(live(), baseline, "{}: drop leaked", S::NAME);
+
+    let mut db: InternedStringDb<S> = InternedStringDb::with_config(Config::new().ncs(16));
+    let empty = live();
+    fill(&db);
+    db.reset();
+    assert_eq!(live(), empty, "{}: reset kept memory", S::NAME);
+    fill(&db);
+    drop(db);
+    assert_eq!(live(), baseline, "{}: drop after reset leaked", S::NAME);
+}
+
+#[test]
+fn drop_and_reset_free_every_byte() {
+    frees_everything::<RwLockStrategy>();
+    frees_everything::<OptimisticStrategy>();
+}
