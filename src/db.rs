@@ -193,6 +193,20 @@ impl<S: Strategy> InternedStringDb<S> {
     /// ABI insists on UTF-8.
     #[inline]
     pub fn intern_bytes(&self, nc: usize, bytes: &[u8]) -> Result<u64, Error> {
+        // The hit path, inlined into the caller: for the optimistic strategy
+        // a fast hash, acquire loads and a compare, returning the stored id.
+        // Everything else (misses, errors, conflicts, and every call under
+        // the reference protocol) goes out of line.
+        if let Some(ctx) = self.contexts.get(nc) {
+            if let Some(id) = S::find_hit(&ctx.shard, bytes) {
+                return Ok(id);
+            }
+        }
+        self.intern_slow(nc, bytes)
+    }
+
+    #[inline(never)]
+    fn intern_slow(&self, nc: usize, bytes: &[u8]) -> Result<u64, Error> {
         self.intern_with_outcome(nc, bytes).map(|(id, _)| id)
     }
 
@@ -203,7 +217,7 @@ impl<S: Strategy> InternedStringDb<S> {
             return Err(Error::EmptyString);
         }
         let id = self.id_of(bytes);
-        self.register(nc, id, bytes).map(|outcome| (id, outcome))
+        self.store(nc, id, bytes, true).map(|outcome| (id, outcome))
     }
 
     /// Stores `id → bytes` in NC `nc`'s shard, trusting the caller's id (the
@@ -213,11 +227,22 @@ impl<S: Strategy> InternedStringDb<S> {
     ///
     /// As [`intern`](Self::intern).
     pub fn register(&self, nc: usize, id: u64, bytes: &[u8]) -> Result<Registered, Error> {
+        self.store(nc, id, bytes, false)
+    }
+
+    /// Stores `id → bytes`; `id_is_hash` says `id` is `self.id_of(bytes)`.
+    fn store(
+        &self,
+        nc: usize,
+        id: u64,
+        bytes: &[u8],
+        id_is_hash: bool,
+    ) -> Result<Registered, Error> {
         if bytes.is_empty() {
             return Err(Error::EmptyString);
         }
         let ctx = self.context(nc)?;
-        S::register(&ctx.shard, id, bytes, |kept| {
+        S::register(&ctx.shard, id, bytes, id_is_hash, |kept| {
             ctx.conflicts.record(nc, id, kept, bytes)
         })
         .map_err(|refusal| match refusal {
@@ -242,8 +267,8 @@ impl<S: Strategy> InternedStringDb<S> {
 
     /// [`lookup`](Self::lookup) for bytes.
     pub fn lookup_bytes(&self, nc: usize, bytes: &[u8]) -> Option<u64> {
-        let id = self.id_of(bytes);
         let ctx = self.contexts.get(nc)?;
+        let id = self.id_of(bytes);
         S::with_entry(&ctx.shard, id, |stored| stored == bytes)
             .unwrap_or(false)
             .then_some(id)

@@ -44,6 +44,7 @@
 #![warn(clippy::undocumented_unsafe_blocks)]
 
 mod conflict;
+pub mod contention;
 mod db;
 mod error;
 #[cfg(not(interner_loom))]

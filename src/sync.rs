@@ -70,23 +70,43 @@ mod std_cell {
     }
 }
 
-/// Takes a read lock, recovering the guard if another thread panicked while
-/// holding the lock.
+/// Unwraps a lock result, recovering the guard if another thread panicked
+/// while holding the lock.
+fn recover<G>(result: std::sync::LockResult<G>) -> G {
+    result.unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Tries `try_acquire` first; if the lock is held, counts the failure and
+/// times the blocking `acquire` in this thread's
+/// [`contention`](crate::contention) counters. Recovers from poisoning.
+#[inline]
+fn acquire<G>(
+    try_acquire: impl FnOnce() -> std::sync::TryLockResult<G>,
+    acquire: impl FnOnce() -> std::sync::LockResult<G>,
+) -> G {
+    match try_acquire() {
+        Ok(guard) => guard,
+        Err(std::sync::TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
+        Err(std::sync::TryLockError::WouldBlock) => {
+            crate::contention::record_blocked(|| recover(acquire()))
+        }
+    }
+}
+
+/// Takes a read lock, recovering it from poisoning: a panic on another
+/// thread while it held the lock must not make the interner unusable.
 pub(crate) fn read<T>(lock: &RwLock<T>) -> RwLockReadGuard<'_, T> {
-    lock.read().unwrap_or_else(|poisoned| poisoned.into_inner())
+    acquire(|| lock.try_read(), || lock.read())
 }
 
 /// Takes a write lock, recovering from poisoning (see [`read`]).
 pub(crate) fn write<T>(lock: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
-    lock.write()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
+    acquire(|| lock.try_write(), || lock.write())
 }
 
 /// Takes a mutex, recovering from poisoning (see [`read`]).
 pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
+    acquire(|| mutex.try_lock(), || mutex.lock())
 }
 
 /// Backs off inside a retry loop: a few spins, then a yield so that an

@@ -9,4 +9,4 @@
 
 mod shard;
 
-pub(crate) use self::shard::{Entry, RawShard};
+pub(crate) use self::shard::{bytes_eq, Entry, RawShard};

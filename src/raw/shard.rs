@@ -1,23 +1,38 @@
-//! A lock-free, grow-only index of id → bytes over a `bumpalo` arena.
+//! A lock-free, grow-only store of entries (id, bytes) over a `bumpalo`
+//! arena, with two lock-free indexes: by id, and by the bytes.
 //!
 //! # Layout
 //!
 //! Each entry is one arena allocation: a [`Header`] (`id`, `len`) followed
-//! directly by the bytes, so a hit reads one cache line for the header and
-//! the first bytes. The index is an open-addressing table (linear probing,
-//! load factor at most 1/2) of [`Slot`]s, each a `tag` (the id plus one, so
-//! that 0 means empty) and a pointer to the entry. Entries are immutable once
-//! published and are never removed.
+//! directly by the bytes. Two open-addressing tables (linear probing, load
+//! factor at most 3/4) of one atomic pointer per slot index the entries:
+//!
+//! * **by id**, placed by the id: every entry; used to resolve ids, to find
+//!   conflicts, and to walk the shard;
+//! * **by bytes**, placed by a fast hash of the bytes (`foldhash`, seeded per
+//!   shard, like the reference's per-shard `RandomState`): only entries whose
+//!   id is the db's id of their bytes. This is the hit path: a hit returns the
+//!   stored id without computing SipHash at all. Entries registered with a
+//!   caller-supplied id are indexed by id only, so the by-bytes index can
+//!   never return an id that is not the hash of the bytes.
+//!
+//! A slot is 8 bytes, 8 to a cache line. Where the address fits in 48 bits
+//! (every x86-64 and AArch64 user-space heap in practice) the slot also
+//! carries a 16-bit tag of the key's hash in its top bits, and bit 0 (free:
+//! entries are 8-byte aligned) says so; a probe compares tags without
+//! touching the entry. An address that does not fit is stored untagged and
+//! every probe through it checks the entry instead: slower, never wrong.
+//! Entries are immutable once published and are never removed.
 //!
 //! # Protocol
 //!
 //! * Writers hold the shard's writer lock. An insert writes the entry into the
-//!   arena, stores its pointer into an empty slot (relaxed), then stores the
-//!   slot's tag with **release**.
-//! * Readers load the table pointer with **acquire**, probe, load a tag with
-//!   **acquire**, and only then follow the entry pointer. The acquire on the
-//!   tag synchronises with the release that published it, so the pointer and
-//!   every byte of the entry are visible. Readers never store.
+//!   arena, then stores the (tagged) pointer into an empty slot of each index
+//!   with **release**.
+//! * Readers load a table pointer with **acquire**, probe, and load a slot
+//!   with **acquire**; a non-null slot is a published entry. The acquire
+//!   synchronises with the release that published it, so every byte of the
+//!   entry is visible. Readers never store.
 //! * Growth (under the writer lock) fills a new table with twice the slots,
 //!   then publishes it with a **release** store of the table pointer. The old
 //!   table is retired, not freed: a reader still probing it sees a table that
@@ -27,8 +42,12 @@
 //! * Retired tables and the arena are freed only through `&mut self`
 //!   (`clear`, `drop`), when no reader can exist. This is what makes a plain
 //!   `&'a RawShard` enough to hand out `&'a [u8]` entries.
+//!
+//! Pointer tags use the strict-provenance API (`map_addr`), so Miri checks
+//! them like any other pointer.
 
 use core::alloc::Layout;
+use core::hash::BuildHasher;
 use core::marker::PhantomData;
 use core::mem::{align_of, size_of};
 use core::ptr::{self, NonNull};
@@ -36,9 +55,7 @@ use core::ptr::{self, NonNull};
 use bumpalo::Bump;
 use crossbeam_utils::CachePadded;
 
-use crate::sync::{
-    self, AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Mutex, MutexGuard, Ordering,
-};
+use crate::sync::{self, AtomicBool, AtomicPtr, AtomicUsize, Mutex, MutexGuard, Ordering};
 
 /// An entry's fixed part; the bytes follow it in the same allocation.
 #[repr(C)]
@@ -49,31 +66,62 @@ struct Header {
 
 const HEADER_SIZE: usize = size_of::<Header>();
 
-/// The tag of an empty slot.
-const EMPTY: u64 = 0;
-
 /// The smallest table: 8 slots, so probing never needs a shift of 64.
 const MIN_SLOTS: usize = 8;
 
-/// A slot's tag: the id plus one, never [`EMPTY`]. Only `u64::MAX` and `0`
-/// share a tag; the header's id, compared after a tag match, tells them apart.
+/// Bits of a slot above the address: the tag lives there.
+const TAG_SHIFT: u32 = 48;
+
+/// Slot bit 0: the top bits hold a tag.
+const TAGGED: usize = 1;
+
+/// Whether this target has room for tags (64-bit pointers).
+const CAN_TAG: bool = usize::BITS == 64;
+
+/// The 16-bit tag of a key hash. For the id index the "hash" is the id
+/// itself; folding all four quarters also separates sequential
+/// caller-supplied ids.
 #[inline]
-fn tag_of(id: u64) -> u64 {
-    match id.wrapping_add(1) {
-        EMPTY => 1,
-        tag => tag,
+fn tag_of(hash: u64) -> usize {
+    (hash ^ (hash >> 16) ^ (hash >> 32) ^ (hash >> 48)) as u16 as usize
+}
+
+/// The slot word for `header`: tagged when the address leaves room.
+#[inline]
+fn pack(header: NonNull<Header>, hash: u64) -> *mut Header {
+    let ptr = header.as_ptr();
+    if CAN_TAG && (ptr.addr() as u64) >> TAG_SHIFT == 0 {
+        ptr.map_addr(|addr| addr | (((tag_of(hash) as u64) << TAG_SHIFT) as usize) | TAGGED)
+    } else {
+        ptr
     }
 }
 
-struct Slot {
-    tag: AtomicU64,
-    entry: AtomicPtr<Header>,
+/// Whether a non-null slot word may hold a key of hash `hash`: false only
+/// when a tag rules it out.
+#[inline]
+fn may_hold(word: *mut Header, hash: u64) -> bool {
+    let addr = word.addr();
+    addr & TAGGED == 0 || ((addr as u64) >> TAG_SHIFT) as usize == tag_of(hash)
+}
+
+/// The entry pointer of a non-null slot word.
+#[inline]
+fn unpack(word: *mut Header) -> NonNull<Header> {
+    let ptr = if word.addr() & TAGGED != 0 {
+        word.map_addr(|addr| ((addr as u64) & ((1 << TAG_SHIFT) - 1)) as usize & !TAGGED)
+    } else {
+        word
+    };
+    // A slot word is never null once published, and untagging a non-null
+    // pointer leaves its (non-zero, aligned) address.
+    NonNull::new(ptr).expect("a published slot is not null")
 }
 
 struct Table {
-    slots: Box<[Slot]>,
+    slots: Box<[AtomicPtr<Header>]>,
     /// `64 - log2(slots.len())`: the start slot is the top bits of a
-    /// Fibonacci hash of the id, which spreads even sequential ids.
+    /// Fibonacci hash of the key hash, which spreads even sequential ids.
     shift: u32,
 }
 
@@ -84,10 +132,7 @@ impl Table {
         debug_assert!(slots.is_power_of_two() && slots >= MIN_SLOTS);
         let mut v = Vec::new();
         v.try_reserve_exact(slots).ok()?;
-        v.extend((0..slots).map(|_| Slot {
-            tag: AtomicU64::new(EMPTY),
-            entry: AtomicPtr::new(ptr::null_mut()),
-        }));
+        v.extend((0..slots).map(|_| AtomicPtr::new(ptr::null_mut())));
         Some(Box::new(Table {
             slots: v.into_boxed_slice(),
             shift: 64 - slots.trailing_zeros(),
@@ -95,55 +140,56 @@ impl Table {
     }
 
     #[inline]
-    fn start(&self, id: u64) -> usize {
-        (id.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize
+    fn start(&self, hash: u64) -> usize {
+        (hash.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize
     }
 
-    #[inline]
-    fn mask(&self) -> usize {
-        self.slots.len() - 1
+    /// Whether `entries` keep the load factor at most 3/4.
+    fn has_room_for(&self, entries: usize) -> bool {
+        entries * 4 <= self.slots.len() * 3
     }
 
-    /// The entry stored under `id`, probing with acquire loads only.
+    /// The entry of key hash `hash` for which `is_key` holds, probing with
+    /// acquire loads only.
     #[inline]
-    fn find(&self, id: u64) -> Option<NonNull<Header>> {
-        let want = tag_of(id);
-        let mask = self.mask();
-        let mut at = self.start(id);
-        // Terminates: the load factor is at most 1/2, so an empty slot exists.
+    fn find<'t>(&'t self, hash: u64, is_key: impl Fn(Entry<'t>) -> bool) -> Option<Entry<'t>> {
+        let mask = self.slots.len() - 1;
+        let mut at = self.start(hash);
+        // Terminates: the load factor is at most 3/4, so an empty slot exists.
         loop {
-            let slot = &self.slots[at];
-            let tag = slot.tag.load(Ordering::Acquire);
-            if tag == EMPTY {
+            let word = self.slots[at].load(Ordering::Acquire);
+            if word.is_null() {
                 return None;
             }
-            if tag == want {
-                let header = slot.entry.load(Ordering::Acquire);
-                // SAFETY: the tag is published (release) after the entry
-                // pointer and the entry's contents, and we acquired it, so
-                // `header` is the non-null pointer to a fully written entry
-                // that lives as long as the shard (see the module docs).
-                if unsafe { (*header).id } == id {
-                    return NonNull::new(header);
+            if may_hold(word, hash) {
+                let entry = Entry::published(word);
+                if is_key(entry) {
+                    return Some(entry);
                 }
             }
             at = (at + 1) & mask;
         }
     }
 
-    /// Stores a published entry into the first empty slot on `id`'s probe
-    /// path. Only the writer (holding the lock) calls this, and only for an
-    /// id the table does not hold and when an empty slot remains.
-    fn place(&self, id: u64, header: NonNull<Header>) {
-        let mask = self.mask();
-        let mut at = self.start(id);
-        while self.slots[at].tag.load(Ordering::Relaxed) != EMPTY {
+    /// Stores an entry into the first empty slot on `hash`'s probe path.
+    /// Only the writer (holding the lock) calls this, only for a key the
+    /// table does not hold, and only while the load factor allows.
+    fn place(&self, hash: u64, header: NonNull<Header>) {
+        let mask = self.slots.len() - 1;
+        let mut at = self.start(hash);
+        while !self.slots[at].load(Ordering::Relaxed).is_null() {
             at = (at + 1) & mask;
         }
-        let slot = &self.slots[at];
-        slot.entry.store(header.as_ptr(), Ordering::Relaxed);
-        // Publishes the pointer and the entry behind it (see `find`).
-        slot.tag.store(tag_of(id), Ordering::Release);
+        // Publishes the entry behind the pointer (see `find`).
+        self.slots[at].store(pack(header, hash), Ordering::Release);
+    }
+
+    /// Every published entry.
+    fn entries(&self) -> impl Iterator<Item = Entry<'_>> + '_ {
+        self.slots.iter().filter_map(|slot| {
+            let word = slot.load(Ordering::Acquire);
+            (!word.is_null()).then(|| Entry::published(word))
+        })
     }
 }
 
@@ -155,11 +201,26 @@ pub(crate) struct Entry<'a> {
 }
 
 impl<'a> Entry<'a> {
+    /// The entry behind a non-null slot word of a table borrowed for `'a`.
+    ///
+    /// The only constructor, called only on words loaded from a slot with
+    /// acquire (or by the writer, which published them): a non-null slot was
+    /// published with release after its entry was fully written, so the
+    /// entry is complete, and it is immutable and lives as long as the shard,
+    /// which outlives any borrow of its tables. `id` and `bytes` rely on this.
+    #[inline]
+    fn published(word: *mut Header) -> Self {
+        Entry {
+            header: unpack(word),
+            _shard: PhantomData,
+        }
+    }
+
     /// The id the entry is stored under.
     #[inline]
     pub(crate) fn id(self) -> u64 {
-        // SAFETY: `header` points to a published, immutable header that
-        // lives as long as the shard borrow `'a` (module docs).
+        // SAFETY: a complete, immutable, live entry (`published`). A raw
+        // field read creates no reference to the whole header.
         unsafe { (*self.header.as_ptr()).id }
     }
 
@@ -168,10 +229,10 @@ impl<'a> Entry<'a> {
     pub(crate) fn bytes(self) -> &'a [u8] {
         let base = self.header.as_ptr();
         // SAFETY: the entry is one allocation of `HEADER_SIZE + len` bytes,
-        // all written before it was published and never written again, and
-        // it outlives `'a`. The pointer to the bytes is derived from the raw
-        // allocation pointer, not from a reference to the header, so it
-        // keeps the provenance of the whole allocation.
+        // all written before it was published and never written again, and it
+        // lives as long as the shard (`published`). The pointer to the bytes
+        // is derived from the raw allocation pointer, not from a reference to
+        // the header, so it keeps the provenance of the whole allocation.
         unsafe {
             let len = (*base).len;
             core::slice::from_raw_parts(base.cast::<u8>().add(HEADER_SIZE), len)
@@ -179,19 +240,77 @@ impl<'a> Entry<'a> {
     }
 }
 
-/// What every hit reads: on its own cache line, which misses never write
-/// except to grow or to open/close.
-struct Hot {
+/// One index: a table pointer, swapped on growth.
+struct Index {
     table: AtomicPtr<Table>,
-    open: AtomicBool,
 }
 
-/// What misses write: the writer lock and the counters, on a cache line of
-/// their own so that taking the lock does not invalidate [`Hot`].
-struct Cold {
-    writer: Mutex<Writer>,
-    entries: AtomicUsize,
-    bytes: AtomicUsize,
+impl Index {
+    fn new(slots: usize) -> Index {
+        let table = Table::new(slots).expect("allocating a shard's first table");
+        Index {
+            table: AtomicPtr::new(Box::into_raw(table)),
+        }
+    }
+
+    #[inline]
+    fn table(&self) -> &Table {
+        // SAFETY: the pointer is never null (set in `new`, replaced only by a
+        // live table in `grow` and `reset`), and a table is freed only
+        // through `&mut RawShard` (`clear`, `drop`), so it outlives `&self`.
+        unsafe { &*self.table.load(Ordering::Acquire) }
+    }
+
+    /// Replaces the table by an empty one of `slots` slots and frees the old
+    /// one. Only through `&mut RawShard`, when no reader holds it.
+    fn reset(&mut self, slots: usize) {
+        let fresh = Table::new(slots).expect("allocating a shard's first table");
+        let old = self.table.swap(Box::into_raw(fresh), Ordering::Relaxed);
+        // SAFETY: `old` came from `Box::into_raw` and is no longer reachable;
+        // `&mut` access means no reader holds it.
+        drop(unsafe { Box::from_raw(old) });
+    }
+
+    /// Makes room for `entries`, growing (without blocking readers) into a
+    /// table twice the size. Only the writer calls this. `hash` recomputes
+    /// an entry's key hash.
+    fn reserve(
+        &self,
+        entries: usize,
+        retired: &mut Vec<RetiredTable>,
+        hash: impl Fn(Entry<'_>) -> u64,
+    ) -> Result<(), AllocFailed> {
+        let old_ptr = self.table.load(Ordering::Relaxed);
+        // SAFETY: as in `table`; the writer lock makes this the table every
+        // insert so far went into.
+        let old = unsafe { &*old_ptr };
+        if old.has_room_for(entries) {
+            return Ok(());
+        }
+        let slots = old.slots.len().checked_mul(2).ok_or(AllocFailed)?;
+        retired.try_reserve(1).map_err(|_| AllocFailed)?;
+        let new = Table::new(slots).ok_or(AllocFailed)?;
+        for entry in old.entries() {
+            new.place(hash(entry), entry.header);
+        }
+        // Publishes the filled table: a reader that acquires the pointer sees
+        // every slot stored above.
+        self.table.store(Box::into_raw(new), Ordering::Release);
+        // Readers may still hold the old table: retire it, do not free it.
+        if let Some(old) = NonNull::new(old_ptr) {
+            retired.push(RetiredTable(old));
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Index {
+    fn drop(&mut self) {
+        let table = self.table.load(Ordering::Relaxed);
+        // SAFETY: the current table came from `Box::into_raw` and is owned by
+        // this index alone; dropping means no reader holds it.
+        drop(unsafe { Box::from_raw(table) });
+    }
 }
 
 /// A table replaced by growth. Readers may still be probing it, so it is
@@ -213,13 +332,59 @@ impl Drop for RetiredTable {
     }
 }
 
+/// The hasher placing entries in the by-bytes index: seeded per shard, like
+/// the reference's per-shard `RandomState` (placement need not be the same
+/// across processes; ids are). Loom models must be deterministic, so there
+/// the seed is fixed.
+#[cfg(not(interner_loom))]
+type BytesHasher = foldhash::fast::RandomState;
+#[cfg(interner_loom)]
+type BytesHasher = foldhash::fast::FixedState;
+
+/// What every hit reads: on its own cache line, which misses never write
+/// except to grow or to open/close.
+struct Hot {
+    by_bytes: Index,
+    by_id: Index,
+    open: AtomicBool,
+    hasher: BytesHasher,
+}
+
+impl Hot {
+    #[inline]
+    fn hash_bytes(&self, bytes: &[u8]) -> u64 {
+        self.hasher.hash_one(bytes)
+    }
+}
+
+/// What misses write: the writer lock and the counters, on a cache line of
+/// their own so that taking the lock does not invalidate [`Hot`].
+struct Cold {
+    writer: Mutex<Writer>,
+    entries: AtomicUsize,
+    bytes: AtomicUsize,
+}
+
 struct Writer {
     arena: Bump,
     /// Tables replaced by growth: kept until `clear`/`drop`, because readers
     /// may still be probing them.
     retired: Vec<RetiredTable>,
     entries: usize,
+    bytes_indexed: usize,
     bytes: usize,
+}
+
+impl Writer {
+    fn new() -> Writer {
+        Writer {
+            arena: Bump::new(),
+            retired: Vec::new(),
+            entries: 0,
+            bytes_indexed: 0,
+            bytes: 0,
+        }
+    }
 }
 
 /// One NC's lock-free shard: acquire-only lookups, inserts under a lock.
@@ -234,26 +399,23 @@ impl RawShard {
     ///
     /// # Panics
     ///
-    /// If the first table cannot be allocated (as any collection would).
+    /// If the first tables cannot be allocated (as any collection would).
     pub(crate) fn new(capacity: usize) -> Self {
         let initial_slots = capacity
-            .saturating_mul(2)
+            .saturating_mul(4)
+            .div_ceil(3)
             .checked_next_power_of_two()
             .unwrap_or(1 << (usize::BITS - 1))
             .max(MIN_SLOTS);
-        let table = Table::new(initial_slots).expect("allocating a shard's first table");
         RawShard {
             hot: CachePadded::new(Hot {
-                table: AtomicPtr::new(Box::into_raw(table)),
+                by_bytes: Index::new(initial_slots),
+                by_id: Index::new(initial_slots),
                 open: AtomicBool::new(true),
+                hasher: BytesHasher::default(),
             }),
             cold: CachePadded::new(Cold {
-                writer: Mutex::new(Writer {
-                    arena: Bump::new(),
-                    retired: Vec::new(),
-                    entries: 0,
-                    bytes: 0,
-                }),
+                writer: Mutex::new(Writer::new()),
                 entries: AtomicUsize::new(0),
                 bytes: AtomicUsize::new(0),
             }),
@@ -261,23 +423,24 @@ impl RawShard {
         }
     }
 
-    #[inline]
-    fn table(&self) -> &Table {
-        // SAFETY: the pointer is never null (set in `new`, replaced only by a
-        // live table in `grow` and `clear`), and a table is freed only
-        // through `&mut self` (`clear`, `drop`), so it outlives `&self`.
-        unsafe { &*self.hot.table.load(Ordering::Acquire) }
-    }
-
     /// The entry stored under `id`. Lock-free: acquire loads only, no store.
     /// May miss an entry being inserted concurrently; never returns a wrong
     /// one.
     #[inline]
-    pub(crate) fn find(&self, id: u64) -> Option<Entry<'_>> {
-        self.table().find(id).map(|header| Entry {
-            header,
-            _shard: PhantomData,
-        })
+    pub(crate) fn find_by_id(&self, id: u64) -> Option<Entry<'_>> {
+        self.hot.by_id.table().find(id, |entry| entry.id() == id)
+    }
+
+    /// The entry holding exactly `bytes` under the db's id of `bytes`, if it
+    /// was interned so. Lock-free like [`find_by_id`](Self::find_by_id); the
+    /// bytes are compared in full.
+    #[inline]
+    pub(crate) fn find_by_bytes(&self, bytes: &[u8]) -> Option<Entry<'_>> {
+        let hash = self.hot.hash_bytes(bytes);
+        self.hot
+            .by_bytes
+            .table()
+            .find(hash, |entry| bytes_eq(entry.bytes(), bytes))
     }
 
     /// Whether the shard is open. Acquire: a reader that sees `false` after
@@ -299,19 +462,7 @@ impl RawShard {
 
     /// Calls `f` on every entry published when the walk reaches its slot.
     pub(crate) fn for_each(&self, mut f: impl FnMut(Entry<'_>)) {
-        let table = self.table();
-        for slot in table.slots.iter() {
-            if slot.tag.load(Ordering::Acquire) != EMPTY {
-                let header = slot.entry.load(Ordering::Acquire);
-                // The acquire on the tag makes the pointer non-null (`find`).
-                if let Some(header) = NonNull::new(header) {
-                    f(Entry {
-                        header,
-                        _shard: PhantomData,
-                    });
-                }
-            }
-        }
+        self.hot.by_id.table().entries().for_each(&mut f);
     }
 
     /// Takes the writer lock (recovering it from poisoning: nothing under it
@@ -325,32 +476,38 @@ impl RawShard {
 
     /// Frees every entry and retired table; the shard is left empty and open.
     pub(crate) fn clear(&mut self) {
-        let fresh = Table::new(self.initial_slots).expect("allocating a shard's first table");
-        let old = self.hot.table.swap(Box::into_raw(fresh), Ordering::Relaxed);
-        // SAFETY: `old` came from `Box::into_raw` and is no longer reachable;
-        // `&mut self` means no reader holds it.
-        drop(unsafe { Box::from_raw(old) });
+        self.hot.by_bytes.reset(self.initial_slots);
+        self.hot.by_id.reset(self.initial_slots);
         self.hot.open.store(true, Ordering::Relaxed);
-        let mut writer = sync::lock(&self.cold.writer);
-        // New containers rather than `clear`/`Bump::reset`, which keep their
+        // A new writer, not `Vec::clear`/`Bump::reset`, which keep their
         // capacity: clearing frees every byte.
-        writer.retired = Vec::new();
-        writer.arena = Bump::new();
-        writer.entries = 0;
-        writer.bytes = 0;
+        *sync::lock(&self.cold.writer) = Writer::new();
         self.cold.entries.store(0, Ordering::Relaxed);
         self.cold.bytes.store(0, Ordering::Relaxed);
     }
 }
 
-impl Drop for RawShard {
-    fn drop(&mut self) {
-        let table = self.hot.table.load(Ordering::Relaxed);
-        // SAFETY: the current table came from `Box::into_raw` and is owned by
-        // the shard alone; `&mut self` means no reader holds it. The arena
-        // and retired tables are freed by their own drops.
-        drop(unsafe { Box::from_raw(table) });
+/// Byte equality, inlined: names are short (20 to 60 bytes), where a call to
+/// `memcmp` costs more than the compare. Compares 8-byte words, the last one
+/// overlapping the one before.
+#[inline]
+pub(crate) fn bytes_eq(a: &[u8], b: &[u8]) -> bool {
+    let n = a.len();
+    if n != b.len() {
+        return false;
     }
+    if n < 8 {
+        return a.iter().zip(b).all(|(x, y)| x == y);
+    }
+    let word = |s: &[u8], at: usize| u64::from_ne_bytes(s[at..at + 8].try_into().unwrap());
+    let mut at = 0;
+    while at + 8 < n {
+        if word(a, at) != word(b, at) {
+            return false;
+        }
+        at += 8;
+    }
+    word(a, n - 8) == word(b, n - 8)
 }
 
 /// Refused by [`WriteGuard::insert`]: the allocation failed.
@@ -367,8 +524,8 @@ pub(crate) struct WriteGuard<'a> {
 impl<'a> WriteGuard<'a> {
     /// The entry stored under `id`, seen from the current table (no false
     /// miss: every insert happened under this lock).
-    pub(crate) fn find(&self, id: u64) -> Option<Entry<'a>> {
-        self.shard.find(id)
+    pub(crate) fn find_by_id(&self, id: u64) -> Option<Entry<'a>> {
+        self.shard.find_by_id(id)
     }
 
     /// Bytes of string data stored.
@@ -381,14 +538,51 @@ impl<'a> WriteGuard<'a> {
         self.shard.hot.open.store(open, Ordering::Release);
     }
 
-    /// Inserts `id → bytes`, which the shard must not hold (check with
-    /// [`find`](Self::find) under this guard). On an allocation failure the
-    /// shard is unchanged.
-    pub(crate) fn insert(&mut self, id: u64, bytes: &[u8]) -> Result<(), AllocFailed> {
-        debug_assert!(self.find(id).is_none());
-        let table = self.shard.table();
-        if (self.writer.entries + 1) * 2 > table.slots.len() {
-            self.grow()?;
+    /// Adds `entry`, whose id was checked to be the db's id of its bytes, to
+    /// the by-bytes index, unless it is there already.
+    pub(crate) fn index_by_bytes(&mut self, entry: Entry<'a>) -> Result<(), AllocFailed> {
+        if self.shard.find_by_bytes(entry.bytes()).is_some() {
+            return Ok(());
+        }
+        self.reserve_by_bytes()?;
+        let hot = &self.shard.hot;
+        hot.by_bytes
+            .table()
+            .place(hot.hash_bytes(entry.bytes()), entry.header);
+        self.writer.bytes_indexed += 1;
+        Ok(())
+    }
+
+    /// Makes room for one more entry in the by-bytes index.
+    fn reserve_by_bytes(&mut self) -> Result<(), AllocFailed> {
+        let hot = &self.shard.hot;
+        hot.by_bytes.reserve(
+            self.writer.bytes_indexed + 1,
+            &mut self.writer.retired,
+            |entry| hot.hash_bytes(entry.bytes()),
+        )
+    }
+
+    /// Inserts `id → bytes`, which the shard must not hold under `id`
+    /// (check with [`find_by_id`](Self::find_by_id) under this guard), and
+    /// indexes it by its bytes if `id` is the db's id of `bytes`. On an
+    /// allocation failure the shard is unchanged.
+    pub(crate) fn insert(
+        &mut self,
+        id: u64,
+        bytes: &[u8],
+        id_is_hash: bool,
+    ) -> Result<(), AllocFailed> {
+        debug_assert!(self.find_by_id(id).is_none());
+        let hot = &self.shard.hot;
+        // Room in both indexes first, so that nothing below can fail after
+        // the entry is published by id.
+        hot.by_id
+            .reserve(self.writer.entries + 1, &mut self.writer.retired, |entry| {
+                entry.id()
+            })?;
+        if id_is_hash {
+            self.reserve_by_bytes()?;
         }
         let layout = HEADER_SIZE
             .checked_add(bytes.len())
@@ -403,7 +597,7 @@ impl<'a> WriteGuard<'a> {
         // SAFETY: `block` is a fresh allocation of `layout`: aligned for
         // `Header` and `HEADER_SIZE + len` bytes long, and nothing else refers
         // to it yet. The bytes are written through the allocation pointer
-        // itself (see `Entry::bytes`).
+        // itself (see `bytes_of_entry`).
         unsafe {
             header.as_ptr().write(Header {
                 id,
@@ -411,50 +605,16 @@ impl<'a> WriteGuard<'a> {
             });
             ptr::copy_nonoverlapping(bytes.as_ptr(), block.as_ptr().add(HEADER_SIZE), bytes.len());
         }
-        self.shard.table().place(id, header);
+        hot.by_id.table().place(id, header);
+        if id_is_hash {
+            hot.by_bytes.table().place(hot.hash_bytes(bytes), header);
+            self.writer.bytes_indexed += 1;
+        }
         self.writer.entries += 1;
         self.writer.bytes += bytes.len();
-        self.shard
-            .cold
-            .entries
-            .store(self.writer.entries, Ordering::Relaxed);
-        self.shard
-            .cold
-            .bytes
-            .store(self.writer.bytes, Ordering::Relaxed);
-        Ok(())
-    }
-
-    /// Replaces the table by one twice its size, without blocking readers.
-    fn grow(&mut self) -> Result<(), AllocFailed> {
-        let old_ptr = self.shard.hot.table.load(Ordering::Relaxed);
-        // SAFETY: as in `RawShard::table`; we hold the writer lock, so this is
-        // also the table every insert so far went into.
-        let old = unsafe { &*old_ptr };
-        let slots = old.slots.len().checked_mul(2).ok_or(AllocFailed)?;
-        self.writer
-            .retired
-            .try_reserve(1)
-            .map_err(|_| AllocFailed)?;
-        let new = Table::new(slots).ok_or(AllocFailed)?;
-        for slot in old.slots.iter() {
-            let header = slot.entry.load(Ordering::Relaxed);
-            if let Some(header) = NonNull::new(header) {
-                // SAFETY: published by this writer earlier (we hold the lock).
-                let id = unsafe { header.as_ref().id };
-                new.place(id, header);
-            }
-        }
-        // Publishes the filled table: a reader that acquires the pointer sees
-        // every slot stored above.
-        self.shard
-            .hot
-            .table
-            .store(Box::into_raw(new), Ordering::Release);
-        // Readers may still hold the old table: retire it, do not free it.
-        if let Some(old) = NonNull::new(old_ptr) {
-            self.writer.retired.push(RetiredTable(old));
-        }
+        let cold = &self.shard.cold;
+        cold.entries.store(self.writer.entries, Ordering::Relaxed);
+        cold.bytes.store(self.writer.bytes, Ordering::Relaxed);
         Ok(())
     }
 }
@@ -463,68 +623,141 @@ impl<'a> WriteGuard<'a> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn insert_find_grow() {
-        let shard = RawShard::new(0);
-        for i in 0..1000u64 {
-            let bytes = i.to_le_bytes();
-            assert!(shard.find(i).is_none());
-            shard
-                .write()
-                .insert(i, &bytes[..(i % 8 + 1) as usize])
-                .unwrap();
-            let entry = shard.find(i).unwrap();
-            assert_eq!(entry.id(), i);
-            assert_eq!(entry.bytes(), &bytes[..(i % 8 + 1) as usize]);
-        }
-        for i in 0..1000u64 {
-            assert_eq!(shard.find(i).unwrap().bytes()[0], i as u8);
-        }
-        assert_eq!(shard.len(), 1000);
-        let mut seen = 0;
-        shard.for_each(|_| seen += 1);
-        assert_eq!(seen, 1000);
+    /// Small under Miri, which is slow.
+    const N: u64 = if cfg!(miri) { 100 } else { 2000 };
+
+    /// Distinct for every `i`, of lengths 1 to 20.
+    fn key(i: u64) -> Vec<u8> {
+        format!("{i}{}", "x".repeat((i % 8) as usize)).into_bytes()
     }
 
     #[test]
-    fn ids_zero_and_max_share_a_tag_but_not_an_entry() {
+    fn insert_find_grow() {
+        let shard = RawShard::new(0);
+        for i in 0..N {
+            assert!(shard.find_by_id(i).is_none());
+            shard.write().insert(i, &key(i), true).unwrap();
+            let entry = shard.find_by_id(i).unwrap();
+            assert_eq!(entry.id(), i);
+            assert_eq!(entry.bytes(), &key(i)[..]);
+            assert_eq!(shard.find_by_bytes(&key(i)).unwrap().id(), i);
+        }
+        for i in 0..N {
+            assert_eq!(shard.find_by_id(i).unwrap().bytes(), &key(i)[..]);
+            assert_eq!(shard.find_by_bytes(&key(i)).unwrap().id(), i);
+        }
+        assert_eq!(shard.len() as u64, N);
+        let mut seen = 0;
+        shard.for_each(|_| seen += 1);
+        assert_eq!(seen, N);
+    }
+
+    #[test]
+    fn caller_ids_are_not_indexed_by_bytes_until_promoted() {
+        let shard = RawShard::new(0);
+        shard.write().insert(42, b"caller", false).unwrap();
+        assert!(shard.find_by_bytes(b"caller").is_none());
+        assert_eq!(shard.find_by_id(42).unwrap().bytes(), b"caller");
+        let mut writer = shard.write();
+        let entry = writer.find_by_id(42).unwrap();
+        writer.index_by_bytes(entry).unwrap();
+        writer.index_by_bytes(entry).unwrap(); // idempotent
+        drop(writer);
+        assert_eq!(shard.find_by_bytes(b"caller").unwrap().id(), 42);
+        let mut count = 0;
+        shard.for_each(|_| count += 1);
+        assert_eq!(count, 1);
+    }
+
+    #[test]
+    fn tags_round_trip_and_filter() {
+        let shard = RawShard::new(0);
+        shard.write().insert(0x1234, b"x", true).unwrap();
+        let table = shard.hot.by_id.table();
+        let word = table
+            .slots
+            .iter()
+            .map(|s| s.load(Ordering::Relaxed))
+            .find(|w| !w.is_null())
+            .unwrap();
+        let header = unpack(word);
+        assert_eq!(shard.find_by_id(0x1234).unwrap().header, header);
+        if CAN_TAG && word.addr() & TAGGED != 0 {
+            assert!(may_hold(word, 0x1234));
+            assert!(!may_hold(word, 0x1235), "a different tag is filtered out");
+        }
+        // An untagged word is always checked through its entry.
+        assert!(may_hold(header.as_ptr(), 0x9999));
+    }
+
+    #[test]
+    fn ids_with_equal_tags_are_told_apart() {
+        let shard = RawShard::new(0);
+        // tag_of folds 16-bit quarters: these two share a tag.
+        let (a, b) = (0x0001_0000u64, 0x0000_0001u64);
+        assert_eq!(tag_of(a), tag_of(b));
+        shard.write().insert(a, b"a", true).unwrap();
+        assert!(shard.find_by_id(b).is_none());
+        shard.write().insert(b, b"b", true).unwrap();
+        assert_eq!(shard.find_by_id(a).unwrap().bytes(), b"a");
+        assert_eq!(shard.find_by_id(b).unwrap().bytes(), b"b");
+    }
+
+    #[test]
+    fn ids_zero_and_max() {
         let shard = RawShard::new(4);
-        shard.write().insert(0, b"zero").unwrap();
-        assert!(shard.find(u64::MAX).is_none());
-        shard.write().insert(u64::MAX, b"max").unwrap();
-        assert_eq!(shard.find(0).unwrap().bytes(), b"zero");
-        assert_eq!(shard.find(u64::MAX).unwrap().bytes(), b"max");
+        shard.write().insert(0, b"zero", false).unwrap();
+        assert!(shard.find_by_id(u64::MAX).is_none());
+        shard.write().insert(u64::MAX, b"max", false).unwrap();
+        assert_eq!(shard.find_by_id(0).unwrap().bytes(), b"zero");
+        assert_eq!(shard.find_by_id(u64::MAX).unwrap().bytes(), b"max");
     }
 
     #[test]
     fn entries_outlive_growth_and_clear_resets() {
         let mut shard = RawShard::new(0);
-        shard.write().insert(7, b"seven").unwrap();
-        let early = shard.find(7).unwrap().bytes();
+        shard.write().insert(7, b"seven", true).unwrap();
+        let early = shard.find_by_id(7).unwrap().bytes();
         for i in 100..200 {
-            shard.write().insert(i, b"x").unwrap();
+            shard.write().insert(i, &key(i), true).unwrap();
         }
         assert_eq!(early, b"seven", "growth retires tables and keeps entries");
         shard.clear();
-        assert!(shard.find(7).is_none());
+        assert!(shard.find_by_id(7).is_none());
+        assert!(shard.find_by_bytes(b"seven").is_none());
         assert_eq!((shard.len(), shard.bytes()), (0, 0));
-        shard.write().insert(7, b"again").unwrap();
-        assert_eq!(shard.find(7).unwrap().bytes(), b"again");
+        shard.write().insert(7, b"again", true).unwrap();
+        assert_eq!(shard.find_by_id(7).unwrap().bytes(), b"again");
     }
 
     #[test]
     fn empty_and_large_entries() {
         let shard = RawShard::new(1);
-        shard.write().insert(1, b"").unwrap();
+        shard.write().insert(1, b"", true).unwrap();
         let big = vec![0xAB; 100_000];
-        shard.write().insert(2, &big).unwrap();
-        assert_eq!(shard.find(1).unwrap().bytes(), b"");
-        assert_eq!(shard.find(2).unwrap().bytes(), &big[..]);
+        shard.write().insert(2, &big, true).unwrap();
+        assert_eq!(shard.find_by_id(1).unwrap().bytes(), b"");
+        assert_eq!(shard.find_by_bytes(b"").unwrap().id(), 1);
+        assert_eq!(shard.find_by_bytes(&big).unwrap().id(), 2);
         assert_eq!(shard.bytes(), 100_000);
     }
 
-    /// Small under Miri, which is slow.
-    const N: u64 = if cfg!(miri) { 100 } else { 2000 };
+    #[test]
+    fn bytes_eq_agrees_with_slice_eq() {
+        let base: Vec<u8> = (0..80u8).collect();
+        for len in 0..=base.len() {
+            let a = &base[..len];
+            assert!(bytes_eq(a, a));
+            for flip in 0..len {
+                let mut b = a.to_vec();
+                b[flip] ^= 0x40;
+                assert!(!bytes_eq(a, &b), "len {len}, byte {flip}");
+            }
+            if len > 0 {
+                assert!(!bytes_eq(a, &base[..len - 1]));
+            }
+        }
+    }
 
     #[test]
     fn concurrent_readers_and_a_writer() {
@@ -532,15 +765,18 @@ mod tests {
         std::thread::scope(|s| {
             s.spawn(|| {
                 for i in 0..N {
-                    shard.write().insert(i, &i.to_le_bytes()).unwrap();
+                    shard.write().insert(i, &i.to_le_bytes(), true).unwrap();
                 }
             });
             for _ in 0..2 {
                 s.spawn(|| {
                     for round in 0..3 {
                         for i in 0..N {
-                            if let Some(e) = shard.find(i) {
+                            if let Some(e) = shard.find_by_id(i) {
                                 assert_eq!(e.bytes(), &i.to_le_bytes(), "round {round}");
+                            }
+                            if let Some(e) = shard.find_by_bytes(&i.to_le_bytes()) {
+                                assert_eq!(e.id(), i, "round {round}");
                             }
                         }
                     }

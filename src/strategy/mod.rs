@@ -97,15 +97,28 @@ pub(crate) mod imp {
         /// An empty, open shard.
         fn new_shard(config: &ShardConfig) -> Self::Shard;
 
-        /// Registers `id → bytes`. `on_conflict` is called with the stored
-        /// bytes when the shard already maps `id` to other bytes; it runs
-        /// where the reference logs (for lock strategies, under the lock).
+        /// Registers `id → bytes`. `id_is_hash` says that `id` is the db's
+        /// id of `bytes` (an intern), not a caller's (`register`, the C
+        /// ABI). `on_conflict` is called with the stored bytes when the shard
+        /// already maps `id` to other bytes; it runs where the reference logs
+        /// (for lock strategies, under the lock).
         fn register(
             shard: &Self::Shard,
             id: u64,
             bytes: &[u8],
+            id_is_hash: bool,
             on_conflict: impl FnOnce(&[u8]),
         ) -> Result<super::Registered, Refusal>;
+
+        /// The hit fast path: the id of `bytes` if the shard is open and
+        /// holds exactly `bytes` under the db's id of `bytes`, found without
+        /// blocking and, where the strategy can, without hashing. A strategy
+        /// with no such path answers `None`, and every intern goes through
+        /// `register`.
+        #[inline]
+        fn find_hit(_shard: &Self::Shard, _bytes: &[u8]) -> Option<u64> {
+            None
+        }
 
         /// Calls `f` with the bytes stored under `id`, if any.
         fn with_entry<R>(shard: &Self::Shard, id: u64, f: impl FnOnce(&[u8]) -> R) -> Option<R>;

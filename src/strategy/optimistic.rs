@@ -1,14 +1,19 @@
 //! The optimistic strategy: a lock-free hit path over a per-NC `bumpalo`
 //! arena, with a per-NC lock only for misses.
+//!
+//! A hit is found by the bytes (a fast hash, then an exact compare) and
+//! returns the id stored with them: it computes no SipHash at all. The id
+//! index serves everything else: resolving ids, and finding conflicts.
 
 use super::imp::{check_cap, Refusal, ShardConfig, ShardOps, ShardStats};
 use super::{Registered, Strategy};
-use crate::raw::{Entry, RawShard};
+use crate::raw::{bytes_eq, Entry, RawShard};
 
 /// The optimistic strategy: when the string is already in the NC's shard
 /// (the common case on a trace-emission path), `intern` takes no lock, does
-/// no atomic read-modify-write and stores nothing to shared memory: it is
-/// `get_id`, a few acquire loads, and one compare of length and bytes.
+/// no atomic read-modify-write and stores nothing to shared memory: it is a
+/// fast hash of the bytes, a few acquire loads, and one compare of length and
+/// bytes, returning the stored id. Cheaper than computing the id itself.
 ///
 /// Misses take the NC's writer lock, re-check, and append the string to the
 /// NC's `bumpalo` arena. The index grows without blocking readers. See
@@ -31,7 +36,7 @@ pub struct OptimisticShard {
 #[inline]
 fn compare(entry: Entry<'_>, bytes: &[u8], on_conflict: impl FnOnce(&[u8])) -> Registered {
     let stored = entry.bytes();
-    if stored == bytes {
+    if bytes_eq(stored, bytes) {
         Registered::AlreadyPresent
     } else {
         on_conflict(stored);
@@ -50,25 +55,48 @@ impl ShardOps for OptimisticStrategy {
         }
     }
 
+    /// The hit path: acquire loads only (`is_open`, `find_by_bytes`), no
+    /// lock, no read-modify-write, no store.
+    #[inline]
+    fn find_hit(shard: &OptimisticShard, bytes: &[u8]) -> Option<u64> {
+        if !shard.raw.is_open() {
+            return None;
+        }
+        shard.raw.find_by_bytes(bytes).map(Entry::id)
+    }
+
     #[inline]
     fn register(
         shard: &OptimisticShard,
         id: u64,
         bytes: &[u8],
+        id_is_hash: bool,
         on_conflict: impl FnOnce(&[u8]),
     ) -> Result<Registered, Refusal> {
-        // The hit path: acquire loads only (`RawShard::is_open`, `find`).
+        // Lock-free first, as in `find_hit`.
         if !shard.raw.is_open() {
             return Err(Refusal::Closed);
         }
-        if let Some(entry) = shard.raw.find(id) {
-            return Ok(compare(entry, bytes, on_conflict));
+        if id_is_hash && shard.raw.find_by_bytes(bytes).is_some() {
+            return Ok(Registered::AlreadyPresent);
         }
-        register_miss(shard, id, bytes, on_conflict)
+        if let Some(entry) = shard.raw.find_by_id(id) {
+            if !bytes_eq(entry.bytes(), bytes) {
+                on_conflict(entry.bytes());
+                return Ok(Registered::Conflict);
+            }
+            // An entry registered with a caller's id that turns out to be
+            // the hash goes on to the miss path once, to be indexed by its
+            // bytes.
+            if !id_is_hash {
+                return Ok(Registered::AlreadyPresent);
+            }
+        }
+        register_miss(shard, id, bytes, id_is_hash, on_conflict)
     }
 
     fn with_entry<R>(shard: &OptimisticShard, id: u64, f: impl FnOnce(&[u8]) -> R) -> Option<R> {
-        shard.raw.find(id).map(|entry| f(entry.bytes()))
+        shard.raw.find_by_id(id).map(|entry| f(entry.bytes()))
     }
 
     fn visit_if_open(shard: &OptimisticShard, mut f: impl FnMut(u64, &[u8])) -> bool {
@@ -110,16 +138,25 @@ fn register_miss(
     shard: &OptimisticShard,
     id: u64,
     bytes: &[u8],
+    id_is_hash: bool,
     on_conflict: impl FnOnce(&[u8]),
 ) -> Result<Registered, Refusal> {
     let mut writer = shard.raw.write();
     if !shard.raw.is_open() {
         return Err(Refusal::Closed);
     }
-    if let Some(entry) = writer.find(id) {
-        return Ok(compare(entry, bytes, on_conflict));
+    if let Some(entry) = writer.find_by_id(id) {
+        let outcome = compare(entry, bytes, on_conflict);
+        if outcome == Registered::AlreadyPresent && id_is_hash {
+            writer
+                .index_by_bytes(entry)
+                .map_err(|_| Refusal::OutOfMemory)?;
+        }
+        return Ok(outcome);
     }
     check_cap(writer.bytes(), shard.byte_cap, bytes.len())?;
-    writer.insert(id, bytes).map_err(|_| Refusal::OutOfMemory)?;
+    writer
+        .insert(id, bytes, id_is_hash)
+        .map_err(|_| Refusal::OutOfMemory)?;
     Ok(Registered::Inserted)
 }

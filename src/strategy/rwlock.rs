@@ -54,6 +54,7 @@ impl ShardOps for RwLockStrategy {
         shard: &RwLockShard,
         id: u64,
         bytes: &[u8],
+        _id_is_hash: bool,
         on_conflict: impl FnOnce(&[u8]),
     ) -> Result<Registered, Refusal> {
         let mut table = sync::write(&shard.inner);

@@ -1,0 +1,101 @@
+//! Single-thread intern cost: hits and misses, for every strategy of ours and
+//! every peer, on the same names in the same order. `get_id (floor)` is bare
+//! `get_id`: the hit cost of the optimistic strategy is compared to it.
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+
+#[path = "../perf/src/subjects.rs"]
+#[allow(dead_code)]
+mod subjects;
+#[path = "../perf/src/workload.rs"]
+#[allow(dead_code)]
+mod workload;
+
+use subjects::{Subject, Visitor};
+
+const OPS: usize = 10_000;
+
+struct Hits<'c, 'g> {
+    group: &'g mut criterion::BenchmarkGroup<'c, criterion::measurement::WallTime>,
+    names: &'g [String],
+    sequence: &'g [u32],
+}
+
+impl Visitor for Hits<'_, '_> {
+    fn visit<T: Subject>(&mut self, subject: &T) {
+        for name in self.names {
+            subject.intern(0, name); // warm: every access below is a hit
+        }
+        let (names, sequence) = (self.names, self.sequence);
+        self.group.bench_function(subject.name(), |b| {
+            b.iter(|| {
+                for &i in sequence {
+                    black_box(subject.intern(0, black_box(&names[i as usize])));
+                }
+            })
+        });
+    }
+}
+
+fn hits(c: &mut Criterion) {
+    let names = workload::vocabulary(workload::VOCABULARY);
+    let sequence = workload::zipf_indices(names.len(), OPS, 1.0, 7);
+    let mut group = c.benchmark_group("intern/hit");
+    group.throughput(Throughput::Elements(OPS as u64));
+    let mut visitor = Hits {
+        group: &mut group,
+        names: &names,
+        sequence: &sequence,
+    };
+    for name in subjects::ALL {
+        subjects::with_subject(name, 256, &mut visitor);
+    }
+    group.finish();
+}
+
+/// Misses: each iteration interns `OPS` names never seen before, into a
+/// fresh subject (built outside the timed part).
+fn misses(c: &mut Criterion) {
+    let mut group = c.benchmark_group("intern/miss");
+    group.throughput(Throughput::Elements(OPS as u64));
+    for &name in subjects::ALL {
+        if name == "ustr" {
+            continue; // a global cache: names are never new twice
+        }
+        group.bench_function(name, |b| {
+            b.iter_custom(|iters| {
+                let mut total = Duration::ZERO;
+                for iter in 0..iters {
+                    let fresh: Vec<String> = (0..OPS as u64)
+                        .map(|i| workload::name(1000 + iter, i))
+                        .collect();
+                    struct Timed<'a>(&'a [String], Duration);
+                    impl Visitor for Timed<'_> {
+                        fn visit<T: Subject>(&mut self, subject: &T) {
+                            let start = Instant::now();
+                            for s in self.0 {
+                                black_box(subject.intern(0, s));
+                            }
+                            self.1 = start.elapsed();
+                        }
+                    }
+                    let mut timed = Timed(&fresh, Duration::ZERO);
+                    subjects::with_subject(name, 256, &mut timed);
+                    total += timed.1;
+                }
+                total
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().measurement_time(Duration::from_secs(3)).warm_up_time(Duration::from_secs(1));
+    targets = hits, misses
+}
+criterion_main!(benches);

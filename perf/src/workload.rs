@@ -1,0 +1,131 @@
+//! Deterministic inputs, shared by the contention harness and the criterion
+//! benches (which include this file by path), so that every strategy and peer
+//! sees the same names in the same order.
+
+/// SplitMix64: small, fast, and the same sequence on every machine.
+#[derive(Debug, Clone)]
+pub struct SplitMix(pub u64);
+
+impl SplitMix {
+    /// The next pseudo-random word.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// A uniform float in `[0, 1)`.
+    pub fn next_f64(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+const SUFFIXES: &[&str] = &[
+    "",
+    "/grad",
+    "/weight",
+    "/attention/q_proj",
+    "/mlp/down_proj/weight_scale",
+];
+
+/// The `index`-th name of stream `stream`: a realistic trace name of 20 to
+/// 60 bytes (`model_3/layer_41/tensor_1207/grad`), distinct for every
+/// (stream, index).
+pub fn name(stream: u64, index: u64) -> String {
+    let mut rng = SplitMix(stream.wrapping_mul(0x1000_0000_01B3) ^ index);
+    let suffix = SUFFIXES[(rng.next_u64() % SUFFIXES.len() as u64) as usize];
+    format!(
+        "model_{}/layer_{}/tensor_{stream}_{index}{suffix}",
+        rng.next_u64() % 10,
+        rng.next_u64() % 100
+    )
+}
+
+/// `n` distinct names (stream 0).
+pub fn vocabulary(n: usize) -> Vec<String> {
+    (0..n as u64).map(|i| name(0, i)).collect()
+}
+
+/// `len` indices into a vocabulary of `n` names, Zipf-distributed with
+/// exponent `s` (rank 0 most frequent), from `seed`.
+pub fn zipf_indices(n: usize, len: usize, s: f64, seed: u64) -> Vec<u32> {
+    let mut cdf = Vec::with_capacity(n);
+    let mut total = 0.0;
+    for rank in 1..=n {
+        total += 1.0 / (rank as f64).powf(s);
+        cdf.push(total);
+    }
+    let mut rng = SplitMix(seed);
+    (0..len)
+        .map(|_| {
+            let u = rng.next_f64() * total;
+            cdf.partition_point(|&c| c < u).min(n - 1) as u32
+        })
+        .collect()
+}
+
+/// A thread's access sequence for a workload: indices into `names`.
+/// Hit-heavy: Zipf over the shared vocabulary (interned beforehand, so
+/// ~100% hits). Miss-heavy: names private to the thread, each new the first
+/// time it is seen.
+#[derive(Debug, Clone)]
+pub struct ThreadInput {
+    /// The names this thread interns.
+    pub names: Vec<String>,
+    /// The order it interns them in.
+    pub sequence: Vec<u32>,
+}
+
+/// The workloads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Workload {
+    /// Zipf over a 10,000-name vocabulary interned before the window: hits.
+    HitHeavy,
+    /// Every name new: misses (inserts).
+    MissHeavy,
+}
+
+impl Workload {
+    /// Its name in reports.
+    pub fn label(self) -> &'static str {
+        match self {
+            Workload::HitHeavy => "hit-heavy",
+            Workload::MissHeavy => "miss-heavy",
+        }
+    }
+
+    /// Parses a label.
+    pub fn parse(s: &str) -> Option<Workload> {
+        [Workload::HitHeavy, Workload::MissHeavy]
+            .into_iter()
+            .find(|w| w.label() == s)
+    }
+}
+
+/// The vocabulary size of the hit-heavy workload.
+pub const VOCABULARY: usize = 10_000;
+
+/// Inputs for `threads` threads, `ops` operations each.
+pub fn inputs(workload: Workload, threads: usize, ops: usize, seed: u64) -> Vec<ThreadInput> {
+    match workload {
+        Workload::HitHeavy => {
+            let names = vocabulary(VOCABULARY);
+            (0..threads)
+                .map(|t| ThreadInput {
+                    names: names.clone(),
+                    sequence: zipf_indices(VOCABULARY, ops, 1.0, seed ^ t as u64),
+                })
+                .collect()
+        }
+        Workload::MissHeavy => (0..threads)
+            .map(|t| ThreadInput {
+                names: (0..ops as u64)
+                    .map(|i| name(seed.wrapping_add(1 + t as u64), i))
+                    .collect(),
+                sequence: (0..ops as u32).collect(),
+            })
+            .collect(),
+    }
+}
