@@ -26,19 +26,59 @@
 //!
 //! A [`Strategy`] decides how each NC's shard is synchronised:
 //!
+//! * [`OptimisticStrategy`] (the default): a string already in the NC's shard
+//!   is found with **no lock, no atomic read-modify-write and no store to
+//!   shared memory**, and without computing SipHash: a fast hash of the
+//!   bytes, acquire loads, one full compare, and the stored id. Misses take a
+//!   per-NC lock and append to the NC's `bumpalo` arena; the index grows
+//!   without blocking readers.
 //! * [`RwLockStrategy`]: the reference's protocol, faithfully: a futex
 //!   `RwLock` per NC, taken for write on every intern (hit or miss) and for
 //!   read by the merge, under a global `RwLock` taken for read across the
 //!   merge. The compatibility mode, and the oracle the other strategies are
 //!   tested against: every behavioural test runs against every strategy.
 //!
+//! ```
+//! use interned_string_db::{Config, InternedStringDb, RwLockStrategy};
+//! let compat: InternedStringDb<RwLockStrategy> = InternedStringDb::with_config(Config::new());
+//! assert_eq!(compat.intern(0, "a"), Ok(933183196555764));
+//! ```
+//!
+//! Threads that emit for one NC can hold an [`NcHandle`]; worker threads can
+//! bind themselves to NCs and CPUs with
+//! [`pin_current_thread`](InternedStringDb::pin_current_thread). String
+//! literals get compile-time ids with [`intern!`] and [`static_id!`].
+//!
+//! # Comparison
+//!
+//! Against the reference (`neuron_rustime::string_db`): the same ids, bit for
+//! bit; the same shard and snapshot semantics; and in addition conflicts
+//! recorded and reported rather than only logged, byte caps, poisoning
+//! recovery, and a hit path that takes no lock. Against general-purpose
+//! interners (`lasso`, `ustr`, a `DashMap` or `RwLock<HashMap>`): their keys
+//! are per-process (lasso, ustr) or need the id computed first; ours are
+//! deterministic, and the hit path costs about as much as computing the id
+//! alone. `docs/benchmarks.md` has the measured figures, side by side.
+//!
 //! # Safety and correctness
 //!
-//! Every lock recovers from poisoning: a thread that panics while interning
-//! (in a `log` call, say) leaves the db usable and loses nothing stored. Bad
-//! input is an [`Error`], never a panic. Conflicts (one id, two strings) keep
-//! the first string and are recorded and reported by the snapshot, never
-//! silently lost. See `docs/design.md`.
+//! All `unsafe` code outside the C ABI is in one module (`src/raw/`), each
+//! block with its argument, checked by Miri. Every concurrent protocol has a
+//! loom model (`loom-tests/`), built by swapping the crate's atomics and locks
+//! through one module (`src/sync.rs`). Every lock recovers from poisoning: a
+//! thread that panics while interning (in a `log` call, say) leaves the db
+//! usable and loses nothing stored. Bad input is an [`Error`], never a panic.
+//! Conflicts (one id, two strings) keep the first string and are recorded and
+//! reported by the snapshot, never silently lost. See `docs/design.md`.
+//!
+//! # Performance
+//!
+//! On a 2-core VM, single thread, 10,000 names of 20 to 60 bytes, Zipf
+//! accesses, all hits: the optimistic strategy costs 0.91 to 0.99 times bare
+//! [`get_id`] on the same strings, the reference protocol 1.6 to 1.8 times.
+//! Per-thread contention is counted in-process ([`contention`]). Measure on
+//! your machine with `cargo bench` and the contention harness
+//! (`cargo run --release -p perf`); see `docs/benchmarks.md`.
 
 #![deny(unsafe_op_in_unsafe_fn, missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks)]
