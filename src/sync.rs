@@ -17,7 +17,7 @@ pub(crate) use loom::{
     cell::UnsafeCell,
     hint::spin_loop,
     sync::{
-        atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicU8, AtomicUsize, Ordering},
+        atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering},
         Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard,
     },
     thread::yield_now,
@@ -28,7 +28,7 @@ pub(crate) use loom::{
 pub(crate) use std::{
     hint::spin_loop,
     sync::{
-        atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicU8, AtomicUsize, Ordering},
+        atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering},
         Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard,
     },
     thread::yield_now,

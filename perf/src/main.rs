@@ -1,1 +1,266 @@
-fn main() {}
+//! `contention`: the contention harness. Every strategy of ours and every
+//! peer, at several thread counts, on hit-heavy and miss-heavy workloads, with
+//! all threads on one NC or each on its own. Prints a table, writes
+//! `perf/results/contention.csv` and SVG plots. See `docs/benchmarks.md`.
+
+mod cell;
+mod report;
+mod rusage;
+#[allow(dead_code)] // shared with the criterion benches
+mod subjects;
+#[allow(dead_code)] // shared with the criterion benches
+mod workload;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Parser;
+use indicatif::{ProgressBar, ProgressStyle};
+
+use cell::{Measurement, Placement};
+use subjects::{Subject, Visitor};
+use workload::{ThreadInput, Workload};
+
+/// Measures lock contention of interned-string-db's strategies and of peer
+/// interners when many threads intern at once.
+#[derive(Debug, Parser)]
+#[command(name = "contention", version)]
+struct Args {
+    /// Subjects, comma-separated (default: all). Known: see --list.
+    #[arg(long, value_delimiter = ',')]
+    subjects: Vec<String>,
+    /// Thread counts, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "1,2,16,64,256")]
+    threads: Vec<usize>,
+    /// Workloads: hit-heavy (Zipf over 10,000 interned names), miss-heavy
+    /// (every name new).
+    #[arg(long, value_delimiter = ',', default_value = "hit-heavy,miss-heavy")]
+    workloads: Vec<String>,
+    /// Placements: same-nc (every thread on NC 0), own-nc (thread i on NC
+    /// i mod NCs). Peers have one table and run in same-nc only.
+    #[arg(long, value_delimiter = ',', default_value = "same-nc,own-nc")]
+    placements: Vec<String>,
+    /// Seconds per run of a cell.
+    #[arg(long, default_value_t = 0.25)]
+    duration: f64,
+    /// Runs per cell, subjects interleaved; the median run is reported.
+    #[arg(long, default_value_t = 3)]
+    reps: usize,
+    /// NCs in each of our dbs.
+    #[arg(long, default_value_t = 256)]
+    ncs: usize,
+    /// New names per cell for miss-heavy, split over the threads (a thread
+    /// that uses up its share stops early).
+    #[arg(long, default_value_t = 1_000_000)]
+    miss_budget: usize,
+    /// Seed of every input.
+    #[arg(long, default_value_t = 42)]
+    seed: u64,
+    /// Pin thread i to CPU i mod CPUs (core_affinity).
+    #[arg(long)]
+    pin: bool,
+    /// Where the CSV and SVGs go.
+    #[arg(long, default_value = "perf/results")]
+    out: PathBuf,
+    /// List the subjects and exit.
+    #[arg(long)]
+    list: bool,
+}
+
+/// One cell: a (subject, threads, workload, placement) and its runs.
+pub struct Cell {
+    pub subject: String,
+    pub threads: usize,
+    pub workload: Workload,
+    pub placement: Placement,
+    pub runs: Vec<Measurement>,
+}
+
+impl Cell {
+    /// The median run by throughput.
+    pub fn median(&self) -> &Measurement {
+        let mut order: Vec<&Measurement> = self.runs.iter().collect();
+        order.sort_by(|a, b| a.mops().total_cmp(&b.mops()));
+        order[order.len() / 2]
+    }
+}
+
+/// Builds each subject fresh, warms it, measures it.
+struct Measure<'a> {
+    inputs: &'a [ThreadInput],
+    workload: Workload,
+    placement: Placement,
+    ncs: usize,
+    duration: Duration,
+    pin: bool,
+    result: Option<Measurement>,
+}
+
+impl Visitor for Measure<'_> {
+    fn visit<T: Subject>(&mut self, subject: &T) {
+        if self.workload == Workload::HitHeavy {
+            // Every name the threads will ask for, into every NC they use:
+            // the window sees hits only.
+            let used = match self.placement {
+                Placement::SameNc => 1,
+                Placement::OwnNc => self.inputs.len().min(self.ncs),
+            };
+            for nc in 0..used {
+                for name in &self.inputs[0].names {
+                    subject.intern(nc, name);
+                }
+            }
+        }
+        self.result = Some(cell::run(
+            subject,
+            self.inputs,
+            self.placement,
+            self.ncs,
+            self.duration,
+            self.pin,
+        ));
+    }
+}
+
+/// Ours: the subjects with a notion of NC, measured in every placement.
+fn has_ncs(subject: &str) -> bool {
+    matches!(subject, "optimistic" | "rwlock")
+}
+
+fn main() {
+    let args = Args::parse();
+    if args.list {
+        for s in subjects::ALL {
+            println!("{s}");
+        }
+        return;
+    }
+    let subjects: Vec<String> = if args.subjects.is_empty() {
+        subjects::ALL.iter().map(|s| s.to_string()).collect()
+    } else {
+        args.subjects.clone()
+    };
+    let fail = |what: &str| -> ! {
+        eprintln!("contention: {what}; see --help");
+        std::process::exit(2)
+    };
+    for s in &subjects {
+        if !subjects::ALL.contains(&s.as_str()) {
+            fail(&format!("unknown subject {s:?} (see --list)"));
+        }
+    }
+    let workloads: Vec<Workload> = args
+        .workloads
+        .iter()
+        .map(|w| Workload::parse(w).unwrap_or_else(|| fail(&format!("unknown workload {w:?}"))))
+        .collect();
+    let placements: Vec<Placement> = args
+        .placements
+        .iter()
+        .map(|p| Placement::parse(p).unwrap_or_else(|| fail(&format!("unknown placement {p:?}"))))
+        .collect();
+    if args.threads.contains(&0) || args.ncs == 0 || args.reps == 0 || !args.duration.is_finite() || args.duration <= 0.0 {
+        fail("threads, ncs, reps and duration must be positive");
+    }
+
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    println!(
+        "interned-string-db contention harness: {cpus} CPUs, threads {:?}, {} s per run, {} runs per cell (median reported){}",
+        args.threads,
+        args.duration,
+        args.reps,
+        if args.pin { ", threads pinned" } else { "" }
+    );
+    if args.threads.iter().any(|&t| t > cpus) {
+        println!(
+            "note: with more threads than CPUs ({cpus}), the figures measure scheduling and lock-holder \
+             preemption, not cache coherence; compare ratios within a run, never extrapolate."
+        );
+    }
+
+    // The plan: every (workload, threads, placement, subject) cell.
+    let mut cells: Vec<Cell> = Vec::new();
+    for &workload in &workloads {
+        for &threads in &args.threads {
+            for &placement in &placements {
+                for subject in &subjects {
+                    // Peers and the floor have one table: placement is moot.
+                    if !has_ncs(subject) && placement != placements[0] {
+                        continue;
+                    }
+                    // ustr is one global cache: its names are new only once.
+                    if subject == "ustr" && workload == Workload::MissHeavy {
+                        continue;
+                    }
+                    cells.push(Cell {
+                        subject: subject.clone(),
+                        threads,
+                        workload,
+                        placement,
+                        runs: Vec::new(),
+                    });
+                }
+            }
+        }
+    }
+    let bar = ProgressBar::new((cells.len() * args.reps) as u64);
+    bar.set_style(
+        ProgressStyle::with_template("{bar:40} {pos}/{len} {msg} [{elapsed}]")
+            .expect("progress template"),
+    );
+    let duration = Duration::from_secs_f64(args.duration);
+    let mut at = 0;
+    while at < cells.len() {
+        // The cells sharing inputs: one (workload, threads).
+        let (workload, threads) = (cells[at].workload, cells[at].threads);
+        let group_end = cells[at..]
+            .iter()
+            .position(|c| (c.workload, c.threads) != (workload, threads))
+            .map_or(cells.len(), |n| at + n);
+        let ops = match workload {
+            Workload::HitHeavy => 100_000,
+            Workload::MissHeavy => (args.miss_budget / threads).max(cell::BATCH),
+        };
+        let inputs = workload::inputs(workload, threads, ops, args.seed);
+        // Interleave: run 1 of every cell, then run 2 of every cell, ...
+        for _ in 0..args.reps {
+            for c in &mut cells[at..group_end] {
+                bar.set_message(format!(
+                    "{} {} {}t {}",
+                    c.workload.label(),
+                    c.placement.label(),
+                    c.threads,
+                    c.subject
+                ));
+                let mut measure = Measure {
+                    inputs: &inputs,
+                    workload,
+                    placement: c.placement,
+                    ncs: args.ncs,
+                    duration,
+                    pin: args.pin,
+                    result: None,
+                };
+                subjects::with_subject(&c.subject, args.ncs, &mut measure);
+                c.runs.push(measure.result.expect("measured"));
+                bar.inc(1);
+            }
+        }
+        at = group_end;
+    }
+    bar.finish_and_clear();
+
+    report::print_table(&cells);
+    if let Err(e) = report::write_all(&cells, &args.out, cpus) {
+        eprintln!("contention: writing results to {}: {e}", args.out.display());
+        std::process::exit(1);
+    }
+    println!(
+        "latency percentiles are per batch of {} operations (batch time / batch size)",
+        cell::BATCH
+    );
+    println!(
+        "wrote {}/contention.csv, throughput.svg, p999.svg",
+        args.out.display()
+    );
+}

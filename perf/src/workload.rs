@@ -76,6 +76,9 @@ pub struct ThreadInput {
     pub names: Vec<String>,
     /// The order it interns them in.
     pub sequence: Vec<u32>,
+    /// Whether the sequence may be run again until time is up (hits can
+    /// repeat; a repeated miss would be a hit).
+    pub repeat: bool,
 }
 
 /// The workloads.
@@ -107,7 +110,9 @@ impl Workload {
 /// The vocabulary size of the hit-heavy workload.
 pub const VOCABULARY: usize = 10_000;
 
-/// Inputs for `threads` threads, `ops` operations each.
+/// Inputs for `threads` threads, `ops` operations each (for hit-heavy, the
+/// length of a sequence that repeats; for miss-heavy, the budget of new
+/// names).
 pub fn inputs(workload: Workload, threads: usize, ops: usize, seed: u64) -> Vec<ThreadInput> {
     match workload {
         Workload::HitHeavy => {
@@ -116,6 +121,7 @@ pub fn inputs(workload: Workload, threads: usize, ops: usize, seed: u64) -> Vec<
                 .map(|t| ThreadInput {
                     names: names.clone(),
                     sequence: zipf_indices(VOCABULARY, ops, 1.0, seed ^ t as u64),
+                    repeat: true,
                 })
                 .collect()
         }
@@ -125,6 +131,7 @@ pub fn inputs(workload: Workload, threads: usize, ops: usize, seed: u64) -> Vec<
                     .map(|i| name(seed.wrapping_add(1 + t as u64), i))
                     .collect(),
                 sequence: (0..ops as u32).collect(),
+                repeat: false,
             })
             .collect(),
     }

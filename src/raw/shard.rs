@@ -55,7 +55,9 @@ use core::ptr::{self, NonNull};
 use bumpalo::Bump;
 use crossbeam_utils::CachePadded;
 
-use crate::sync::{self, AtomicBool, AtomicPtr, AtomicUsize, Mutex, MutexGuard, Ordering};
+use crate::sync::{
+    self, AtomicBool, AtomicPtr, AtomicU32, AtomicUsize, Mutex, MutexGuard, Ordering,
+};
 
 /// An entry's fixed part; the bytes follow it in the same allocation.
 #[repr(C)]
@@ -118,30 +120,49 @@ fn unpack(word: *mut Header) -> NonNull<Header> {
     NonNull::new(ptr).expect("a published slot is not null")
 }
 
+/// The high 32 bits of a key hash's Fibonacci mix: a table of at most 2^32
+/// slots places a key by these bits alone.
+#[inline]
+fn home_bits(hash: u64) -> u32 {
+    (hash.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as u32
+}
+
 struct Table {
     slots: Box<[AtomicPtr<Header>]>,
-    /// `64 - log2(slots.len())`: the start slot is the top bits of a
-    /// Fibonacci hash of the key hash, which spreads even sequential ids.
+    /// Beside each occupied slot, its key's [`home_bits`]. Written and read
+    /// by the writer only (readers never look), so growth can re-place every
+    /// slot without touching an entry or re-hashing its bytes.
+    homes: Box<[AtomicU32]>,
+    /// `32 - log2(slots.len())`: the start slot is the top bits of
+    /// [`home_bits`].
     shift: u32,
 }
 
 impl Table {
-    /// A table of `slots` empty slots (a power of two, at least
-    /// [`MIN_SLOTS`]), or `None` if the allocation fails.
+    /// A table of `slots` empty slots (a power of two from [`MIN_SLOTS`] to
+    /// 2^32), or `None` if the allocation fails.
     fn new(slots: usize) -> Option<Box<Table>> {
         debug_assert!(slots.is_power_of_two() && slots >= MIN_SLOTS);
+        if slots.trailing_zeros() > 32 {
+            return None;
+        }
         let mut v = Vec::new();
         v.try_reserve_exact(slots).ok()?;
         v.extend((0..slots).map(|_| AtomicPtr::new(ptr::null_mut())));
+        let mut homes = Vec::new();
+        homes.try_reserve_exact(slots).ok()?;
+        homes.extend((0..slots).map(|_| AtomicU32::new(0)));
         Some(Box::new(Table {
             slots: v.into_boxed_slice(),
-            shift: 64 - slots.trailing_zeros(),
+            homes: homes.into_boxed_slice(),
+            shift: 32 - slots.trailing_zeros(),
         }))
     }
 
     #[inline]
-    fn start(&self, hash: u64) -> usize {
-        (hash.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize
+    fn start(&self, home: u32) -> usize {
+        // `checked_shr`: a 2^32-slot table shifts by 0; never by 32.
+        home.checked_shr(self.shift).unwrap_or(0) as usize
     }
 
     /// Whether `entries` keep the load factor at most 3/4.
@@ -154,7 +175,7 @@ impl Table {
     #[inline]
     fn find<'t>(&'t self, hash: u64, is_key: impl Fn(Entry<'t>) -> bool) -> Option<Entry<'t>> {
         let mask = self.slots.len() - 1;
-        let mut at = self.start(hash);
+        let mut at = self.start(home_bits(hash));
         // Terminates: the load factor is at most 3/4, so an empty slot exists.
         loop {
             let word = self.slots[at].load(Ordering::Acquire);
@@ -175,13 +196,19 @@ impl Table {
     /// Only the writer (holding the lock) calls this, only for a key the
     /// table does not hold, and only while the load factor allows.
     fn place(&self, hash: u64, header: NonNull<Header>) {
+        self.place_word(home_bits(hash), pack(header, hash));
+    }
+
+    /// [`place`](Self::place) for a slot word and its home bits.
+    fn place_word(&self, home: u32, word: *mut Header) {
         let mask = self.slots.len() - 1;
-        let mut at = self.start(hash);
+        let mut at = self.start(home);
         while !self.slots[at].load(Ordering::Relaxed).is_null() {
             at = (at + 1) & mask;
         }
+        self.homes[at].store(home, Ordering::Relaxed);
         // Publishes the entry behind the pointer (see `find`).
-        self.slots[at].store(pack(header, hash), Ordering::Release);
+        self.slots[at].store(word, Ordering::Release);
     }
 
     /// Every published entry.
@@ -272,14 +299,8 @@ impl Index {
     }
 
     /// Makes room for `entries`, growing (without blocking readers) into a
-    /// table twice the size. Only the writer calls this. `hash` recomputes
-    /// an entry's key hash.
-    fn reserve(
-        &self,
-        entries: usize,
-        retired: &mut Vec<RetiredTable>,
-        hash: impl Fn(Entry<'_>) -> u64,
-    ) -> Result<(), AllocFailed> {
+    /// table twice the size. Only the writer calls this.
+    fn reserve(&self, entries: usize, retired: &mut Vec<RetiredTable>) -> Result<(), AllocFailed> {
         let old_ptr = self.table.load(Ordering::Relaxed);
         // SAFETY: as in `table`; the writer lock makes this the table every
         // insert so far went into.
@@ -290,8 +311,13 @@ impl Index {
         let slots = old.slots.len().checked_mul(2).ok_or(AllocFailed)?;
         retired.try_reserve(1).map_err(|_| AllocFailed)?;
         let new = Table::new(slots).ok_or(AllocFailed)?;
-        for entry in old.entries() {
-            new.place(hash(entry), entry.header);
+        // Slot words move as they are (the tag depends on the key only), to
+        // the place their home bits give: no entry is read.
+        for (slot, home) in old.slots.iter().zip(old.homes.iter()) {
+            let word = slot.load(Ordering::Relaxed);
+            if !word.is_null() {
+                new.place_word(home.load(Ordering::Relaxed), word);
+            }
         }
         // Publishes the filled table: a reader that acquires the pointer sees
         // every slot stored above.
@@ -555,12 +581,11 @@ impl<'a> WriteGuard<'a> {
 
     /// Makes room for one more entry in the by-bytes index.
     fn reserve_by_bytes(&mut self) -> Result<(), AllocFailed> {
-        let hot = &self.shard.hot;
-        hot.by_bytes.reserve(
-            self.writer.bytes_indexed + 1,
-            &mut self.writer.retired,
-            |entry| hot.hash_bytes(entry.bytes()),
-        )
+        let writer = &mut *self.writer;
+        self.shard
+            .hot
+            .by_bytes
+            .reserve(writer.bytes_indexed + 1, &mut writer.retired)
     }
 
     /// Inserts `id → bytes`, which the shard must not hold under `id`
@@ -577,10 +602,8 @@ impl<'a> WriteGuard<'a> {
         let hot = &self.shard.hot;
         // Room in both indexes first, so that nothing below can fail after
         // the entry is published by id.
-        hot.by_id
-            .reserve(self.writer.entries + 1, &mut self.writer.retired, |entry| {
-                entry.id()
-            })?;
+        let writer = &mut *self.writer;
+        hot.by_id.reserve(writer.entries + 1, &mut writer.retired)?;
         if id_is_hash {
             self.reserve_by_bytes()?;
         }

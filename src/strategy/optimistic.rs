@@ -73,12 +73,11 @@ impl ShardOps for OptimisticStrategy {
         id_is_hash: bool,
         on_conflict: impl FnOnce(&[u8]),
     ) -> Result<Registered, Refusal> {
-        // Lock-free first, as in `find_hit`.
+        // Lock-free first, as in `find_hit`. By id: an intern reaches here
+        // after missing by bytes, so probing by bytes first would mostly
+        // repeat that miss.
         if !shard.raw.is_open() {
             return Err(Refusal::Closed);
-        }
-        if id_is_hash && shard.raw.find_by_bytes(bytes).is_some() {
-            return Ok(Registered::AlreadyPresent);
         }
         if let Some(entry) = shard.raw.find_by_id(id) {
             if !bytes_eq(entry.bytes(), bytes) {
@@ -88,7 +87,7 @@ impl ShardOps for OptimisticStrategy {
             // An entry registered with a caller's id that turns out to be
             // the hash goes on to the miss path once, to be indexed by its
             // bytes.
-            if !id_is_hash {
+            if !id_is_hash || shard.raw.find_by_bytes(bytes).is_some() {
                 return Ok(Registered::AlreadyPresent);
             }
         }

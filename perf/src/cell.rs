@@ -1,0 +1,182 @@
+//! One measurement: T threads interning one workload into one subject.
+
+use std::hint::black_box;
+use std::sync::Barrier;
+use std::time::{Duration, Instant};
+
+use hdrhistogram::Histogram;
+use interned_string_db::contention::{self, Contention};
+
+use crate::rusage::Switches;
+use crate::subjects::Subject;
+use crate::workload::ThreadInput;
+
+/// Operations timed together: `Instant::now()` costs about one intern, so
+/// latency is recorded per batch, as batch time / batch size.
+pub const BATCH: usize = 64;
+
+/// Where the threads intern.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Placement {
+    /// Every thread on NC 0: the reference's worst case.
+    SameNc,
+    /// Thread i on NC i mod the number of NCs.
+    OwnNc,
+}
+
+impl Placement {
+    /// Its name in reports.
+    pub fn label(self) -> &'static str {
+        match self {
+            Placement::SameNc => "same-nc",
+            Placement::OwnNc => "own-nc",
+        }
+    }
+
+    /// Parses a label.
+    pub fn parse(s: &str) -> Option<Placement> {
+        [Placement::SameNc, Placement::OwnNc]
+            .into_iter()
+            .find(|p| p.label() == s)
+    }
+
+    fn nc(self, thread: usize, ncs: usize) -> usize {
+        match self {
+            Placement::SameNc => 0,
+            Placement::OwnNc => thread % ncs,
+        }
+    }
+}
+
+/// What one run of a cell measured.
+#[derive(Debug, Clone)]
+pub struct Measurement {
+    /// Operations done by all threads.
+    pub ops: u64,
+    /// From the earliest thread's start to the latest thread's end.
+    pub window: Duration,
+    /// Mean over threads of (thread time / thread ops), in ns.
+    pub ns_per_op_per_thread: f64,
+    /// Per-op latency (batch time / batch size), in ns, merged over threads.
+    pub latency: Histogram<u64>,
+    /// Lock contention summed over threads (our locks and the instrumented
+    /// peers'; zero for peers whose locks are internal).
+    pub contention: Contention,
+    /// Context switches summed over threads.
+    pub switches: Switches,
+}
+
+impl Measurement {
+    /// Aggregate throughput.
+    pub fn mops(&self) -> f64 {
+        self.ops as f64 / self.window.as_secs_f64() / 1e6
+    }
+}
+
+struct ThreadResult {
+    start: Instant,
+    end: Instant,
+    ops: u64,
+    latency: Histogram<u64>,
+    contention: Contention,
+    switches: Switches,
+}
+
+/// Runs `inputs.len()` threads against `subject` for `duration` (or until a
+/// thread's input runs out: each thread's sequence is its budget). Each
+/// thread times its own window after a barrier; the coordinator takes no
+/// time (it would be woken late when threads outnumber CPUs).
+pub fn run<T: Subject>(
+    subject: &T,
+    inputs: &[ThreadInput],
+    placement: Placement,
+    ncs: usize,
+    duration: Duration,
+    pin: bool,
+) -> Measurement {
+    let threads = inputs.len();
+    let barrier = Barrier::new(threads);
+    let cores = if pin {
+        core_affinity::get_core_ids()
+    } else {
+        None
+    };
+    let results: Vec<ThreadResult> = std::thread::scope(|scope| {
+        let handles: Vec<_> = inputs
+            .iter()
+            .enumerate()
+            .map(|(t, input)| {
+                let (barrier, cores) = (&barrier, cores.as_deref());
+                std::thread::Builder::new()
+                    .stack_size(256 << 10)
+                    .spawn_scoped(scope, move || {
+                        if let Some(cores) = cores.filter(|c| !c.is_empty()) {
+                            core_affinity::set_for_current(cores[t % cores.len()]);
+                        }
+                        let nc = placement.nc(t, ncs);
+                        let mut latency = Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 3)
+                            .expect("histogram");
+                        contention::reset();
+                        let switches = Switches::now();
+                        barrier.wait();
+                        let start = Instant::now();
+                        let deadline = start + duration;
+                        let mut ops = 0u64;
+                        let passes = if input.repeat { usize::MAX } else { 1 };
+                        let batches = std::iter::repeat_n(&input.sequence, passes)
+                            .flat_map(|sequence| sequence.chunks(BATCH));
+                        for batch in batches {
+                            let t0 = Instant::now();
+                            for &i in batch {
+                                black_box(subject.intern(nc, black_box(&input.names[i as usize])));
+                            }
+                            let t1 = Instant::now();
+                            ops += batch.len() as u64;
+                            let per_op = (t1 - t0).as_nanos() as u64 / batch.len() as u64;
+                            latency.saturating_record(per_op.max(1));
+                            if t1 >= deadline {
+                                break;
+                            }
+                        }
+                        let end = Instant::now();
+                        ThreadResult {
+                            start,
+                            end,
+                            ops,
+                            latency,
+                            contention: contention::current(),
+                            switches: Switches::now().since(switches),
+                        }
+                    })
+                    .expect("spawning a worker thread")
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("worker panicked"))
+            .collect()
+    });
+
+    let start = results.iter().map(|r| r.start).min().expect("threads");
+    let end = results.iter().map(|r| r.end).max().expect("threads");
+    let mut latency = Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 3).expect("histogram");
+    let mut total = Measurement {
+        ops: 0,
+        window: end - start,
+        ns_per_op_per_thread: 0.0,
+        latency: Histogram::new_with_bounds(1, 60_000_000_000, 3).expect("histogram"),
+        contention: Contention::default(),
+        switches: Switches::default(),
+    };
+    for r in &results {
+        total.ops += r.ops;
+        total.ns_per_op_per_thread +=
+            (r.end - r.start).as_nanos() as f64 / r.ops.max(1) as f64 / threads as f64;
+        latency.add(&r.latency).expect("same histogram bounds");
+        total.contention += r.contention;
+        total.switches.voluntary += r.switches.voluntary;
+        total.switches.involuntary += r.switches.involuntary;
+    }
+    total.latency = latency;
+    total
+}

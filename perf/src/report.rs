@@ -1,0 +1,221 @@
+//! The table, the CSV and the SVG plots.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use plotters::prelude::*;
+
+use crate::cell::{Measurement, Placement};
+use crate::workload::Workload;
+use crate::Cell;
+
+const COLUMNS: &[&str] = &[
+    "workload",
+    "placement",
+    "threads",
+    "subject",
+    "mops",
+    "ns_per_op_per_thread",
+    "p50_ns",
+    "p99_ns",
+    "p999_ns",
+    "max_ns",
+    "failed_try_locks",
+    "lock_wait_ms",
+    "voluntary_csw",
+    "involuntary_csw",
+    "ops",
+    "runs",
+    "cpus",
+];
+
+fn fields(c: &Cell, m: &Measurement, cpus: usize) -> Vec<String> {
+    vec![
+        c.workload.label().into(),
+        c.placement.label().into(),
+        c.threads.to_string(),
+        c.subject.clone(),
+        format!("{:.3}", m.mops()),
+        format!("{:.1}", m.ns_per_op_per_thread),
+        m.latency.value_at_quantile(0.5).to_string(),
+        m.latency.value_at_quantile(0.99).to_string(),
+        m.latency.value_at_quantile(0.999).to_string(),
+        m.latency.max().to_string(),
+        m.contention.failed_try_locks.to_string(),
+        format!("{:.3}", m.contention.lock_wait_ns as f64 / 1e6),
+        m.switches.voluntary.to_string(),
+        m.switches.involuntary.to_string(),
+        m.ops.to_string(),
+        c.runs.len().to_string(),
+        cpus.to_string(),
+    ]
+}
+
+/// Prints one table per (workload, placement).
+pub fn print_table(cells: &[Cell]) {
+    let mut out = String::new();
+    let mut last = None;
+    for c in cells {
+        let key = (c.workload, c.placement);
+        if last != Some(key) {
+            last = Some(key);
+            let _ = writeln!(
+                out,
+                "\n{} / {}{}",
+                c.workload.label(),
+                c.placement.label(),
+                if c.placement == Placement::SameNc {
+                    " (peers: one table)"
+                } else {
+                    ""
+                }
+            );
+            let _ = writeln!(
+                out,
+                "{:>7}  {:<22} {:>9} {:>10} {:>8} {:>8} {:>9} {:>10} {:>10} {:>9} {:>9}",
+                "threads",
+                "subject",
+                "Mops/s",
+                "ns/op/thr",
+                "p50 ns",
+                "p99 ns",
+                "p99.9 ns",
+                "try-fails",
+                "wait ms",
+                "vcsw",
+                "ivcsw"
+            );
+        }
+        let m = c.median();
+        let _ = writeln!(
+            out,
+            "{:>7}  {:<22} {:>9.2} {:>10.1} {:>8} {:>8} {:>9} {:>10} {:>10.1} {:>9} {:>9}",
+            c.threads,
+            c.subject,
+            m.mops(),
+            m.ns_per_op_per_thread,
+            m.latency.value_at_quantile(0.5),
+            m.latency.value_at_quantile(0.99),
+            m.latency.value_at_quantile(0.999),
+            m.contention.failed_try_locks,
+            m.contention.lock_wait_ns as f64 / 1e6,
+            m.switches.voluntary,
+            m.switches.involuntary,
+        );
+    }
+    print!("{out}");
+}
+
+/// Writes `contention.csv` (header row first, one row per cell, the median
+/// run) and the plots.
+pub fn write_all(cells: &[Cell], dir: &Path, cpus: usize) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let mut csv = COLUMNS.join(",") + "\n";
+    for c in cells {
+        let row = fields(c, c.median(), cpus);
+        csv += &row
+            .iter()
+            .map(|f| {
+                if f.contains(',') {
+                    format!("\"{f}\"")
+                } else {
+                    f.clone()
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(",");
+        csv.push('\n');
+    }
+    std::fs::write(dir.join("contention.csv"), csv)?;
+    let plot = |file: &str, title: &str, y: &str, value: fn(&Measurement) -> f64| {
+        plot_vs_threads(cells, &dir.join(file), title, y, value)
+            .map_err(|e| std::io::Error::other(e.to_string()))
+    };
+    plot(
+        "throughput.svg",
+        "hit-heavy, all threads on one NC: throughput",
+        "aggregate Mops/s",
+        Measurement::mops,
+    )?;
+    plot(
+        "p999.svg",
+        "hit-heavy, all threads on one NC: p99.9 latency",
+        "p99.9 ns/op (per batch)",
+        |m| m.latency.value_at_quantile(0.999) as f64,
+    )
+}
+
+/// One line per subject over thread counts, hit-heavy same-NC cells (the
+/// reference's worst case); log-scale axes.
+fn plot_vs_threads(
+    cells: &[Cell],
+    path: &Path,
+    title: &str,
+    y_desc: &str,
+    value: fn(&Measurement) -> f64,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let chosen: Vec<&Cell> = cells
+        .iter()
+        .filter(|c| c.workload == Workload::HitHeavy && c.placement == Placement::SameNc)
+        .collect();
+    let mut subjects: Vec<&str> = Vec::new();
+    for c in &chosen {
+        if !subjects.contains(&c.subject.as_str()) {
+            subjects.push(&c.subject);
+        }
+    }
+    let root = SVGBackend::new(path, (900, 560)).into_drawing_area();
+    root.fill(&WHITE)?;
+    if chosen.is_empty() {
+        root.present()?;
+        return Ok(());
+    }
+    let xs = chosen.iter().map(|c| c.threads as f64);
+    let (x_min, x_max) = xs
+        .clone()
+        .fold((f64::MAX, f64::MIN), |(a, b), x| (a.min(x), b.max(x)));
+    let ys = chosen.iter().map(|c| value(c.median()).max(1e-3));
+    let (y_min, y_max) = ys.fold((f64::MAX, f64::MIN), |(a, b), y| (a.min(y), b.max(y)));
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 20))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(70)
+        .build_cartesian_2d(
+            (x_min..x_max * 1.01).log_scale(),
+            (y_min * 0.8..y_max * 1.25).log_scale(),
+        )?;
+    chart
+        .configure_mesh()
+        .x_desc("threads")
+        .y_desc(y_desc)
+        .x_label_formatter(&|x| format!("{x:.0}"))
+        .draw()?;
+    for (i, subject) in subjects.iter().enumerate() {
+        let color = Palette99::pick(i).to_rgba();
+        let points: Vec<(f64, f64)> = chosen
+            .iter()
+            .filter(|c| c.subject == *subject)
+            .map(|c| (c.threads as f64, value(c.median()).max(1e-3)))
+            .collect();
+        chart
+            .draw_series(LineSeries::new(points.clone(), color.stroke_width(2)))?
+            .label(*subject)
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
+            });
+        chart.draw_series(
+            points
+                .into_iter()
+                .map(|p| Circle::new(p, 3, color.filled())),
+        )?;
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .position(SeriesLabelPosition::UpperRight)
+        .draw()?;
+    root.present()?;
+    Ok(())
+}
