@@ -87,6 +87,7 @@ mod conflict;
 pub mod contention;
 mod db;
 mod error;
+pub mod ffi;
 #[cfg(not(interner_loom))]
 mod global;
 mod id;

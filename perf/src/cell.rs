@@ -1,7 +1,7 @@
 //! One measurement: T threads interning one workload into one subject.
 
 use std::hint::black_box;
-use std::sync::Barrier;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
@@ -83,9 +83,17 @@ struct ThreadResult {
 }
 
 /// Runs `inputs.len()` threads against `subject` for `duration` (or until a
-/// thread's input runs out: each thread's sequence is its budget). Each
-/// thread times its own window after a barrier; the coordinator takes no
-/// time (it would be woken late when threads outnumber CPUs).
+/// thread's input runs out: a miss-heavy sequence is its budget). Each thread
+/// times its own window after the start gate; the window is the earliest
+/// start to the latest end. The coordinator takes no time (it would be woken
+/// late when threads outnumber CPUs); it opens the gate, and raises a stop
+/// flag after `duration` so that a thread first scheduled late does not
+/// stretch the cell.
+///
+/// The gate is a counter and a flag, not `std::sync::Barrier`: a barrier is a
+/// mutex and a condvar, and with 256 threads on 2 CPUs its wake-up becomes a
+/// lock convoy (released threads run hot loops and preempt each mutex holder
+/// in turn): it took 8 to 25 s to release 257 threads here.
 pub fn run<T: Subject>(
     subject: &T,
     inputs: &[ThreadInput],
@@ -95,7 +103,9 @@ pub fn run<T: Subject>(
     pin: bool,
 ) -> Measurement {
     let threads = inputs.len();
-    let barrier = Barrier::new(threads);
+    let ready = AtomicUsize::new(0);
+    let go = AtomicBool::new(false);
+    let stop = AtomicBool::new(false);
     let cores = if pin {
         core_affinity::get_core_ids()
     } else {
@@ -106,7 +116,7 @@ pub fn run<T: Subject>(
             .iter()
             .enumerate()
             .map(|(t, input)| {
-                let (barrier, cores) = (&barrier, cores.as_deref());
+                let (ready, go, stop, cores) = (&ready, &go, &stop, cores.as_deref());
                 std::thread::Builder::new()
                     .stack_size(256 << 10)
                     .spawn_scoped(scope, move || {
@@ -118,9 +128,11 @@ pub fn run<T: Subject>(
                             .expect("histogram");
                         contention::reset();
                         let switches = Switches::now();
-                        barrier.wait();
+                        ready.fetch_add(1, Ordering::Release);
+                        while !go.load(Ordering::Acquire) {
+                            std::thread::yield_now();
+                        }
                         let start = Instant::now();
-                        let deadline = start + duration;
                         let mut ops = 0u64;
                         let passes = if input.repeat { usize::MAX } else { 1 };
                         let batches = std::iter::repeat_n(&input.sequence, passes)
@@ -134,7 +146,8 @@ pub fn run<T: Subject>(
                             ops += batch.len() as u64;
                             let per_op = (t1 - t0).as_nanos() as u64 / batch.len() as u64;
                             latency.saturating_record(per_op.max(1));
-                            if t1 >= deadline {
+                            // Read-mostly: written once, after the window.
+                            if stop.load(Ordering::Relaxed) {
                                 break;
                             }
                         }
@@ -151,6 +164,12 @@ pub fn run<T: Subject>(
                     .expect("spawning a worker thread")
             })
             .collect();
+        while ready.load(Ordering::Acquire) < threads {
+            std::thread::sleep(Duration::from_micros(200));
+        }
+        go.store(true, Ordering::Release);
+        std::thread::sleep(duration);
+        stop.store(true, Ordering::Relaxed);
         handles
             .into_iter()
             .map(|h| h.join().expect("worker panicked"))

@@ -159,7 +159,12 @@ fn main() {
         .iter()
         .map(|p| Placement::parse(p).unwrap_or_else(|| fail(&format!("unknown placement {p:?}"))))
         .collect();
-    if args.threads.contains(&0) || args.ncs == 0 || args.reps == 0 || !args.duration.is_finite() || args.duration <= 0.0 {
+    if args.threads.contains(&0)
+        || args.ncs == 0
+        || args.reps == 0
+        || !args.duration.is_finite()
+        || args.duration <= 0.0
+    {
         fail("threads, ncs, reps and duration must be positive");
     }
 

@@ -170,10 +170,10 @@ fn plot_vs_threads(
         root.present()?;
         return Ok(());
     }
-    let xs = chosen.iter().map(|c| c.threads as f64);
-    let (x_min, x_max) = xs
-        .clone()
-        .fold((f64::MAX, f64::MIN), |(a, b), x| (a.min(x), b.max(x)));
+    let mut thread_counts: Vec<f64> = chosen.iter().map(|c| c.threads as f64).collect();
+    thread_counts.sort_by(f64::total_cmp);
+    thread_counts.dedup();
+    let (x_min, x_max) = (thread_counts[0], thread_counts[thread_counts.len() - 1]);
     let ys = chosen.iter().map(|c| value(c.median()).max(1e-3));
     let (y_min, y_max) = ys.fold((f64::MAX, f64::MIN), |(a, b), y| (a.min(y), b.max(y)));
     let mut chart = ChartBuilder::on(&root)
@@ -182,8 +182,11 @@ fn plot_vs_threads(
         .x_label_area_size(40)
         .y_label_area_size(70)
         .build_cartesian_2d(
-            (x_min..x_max * 1.01).log_scale(),
-            (y_min * 0.8..y_max * 1.25).log_scale(),
+            (x_min * 0.9..x_max * 1.1)
+                .log_scale()
+                .with_key_points(thread_counts),
+            // Headroom above the data for the legend.
+            (y_min * 0.8..y_max * 5.0).log_scale(),
         )?;
     chart
         .configure_mesh()

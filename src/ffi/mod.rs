@@ -1,0 +1,120 @@
+//! The C ABI: the reference's six `nrt_interned_string_db_*` shims
+//! ([`shard`]) and a process-level API beyond them ([`db`]).
+//!
+//! Every function catches panics (none may unwind into C) and turns bad input
+//! (NULL, empty, invalid UTF-8, out of range) into a status code or the
+//! documented sentinel, with a logged reason. See `docs/c-api.md`.
+//!
+//! This module and `src/raw/` hold all of the crate's `unsafe` code.
+
+pub mod db;
+pub mod shard;
+
+use std::ffi::{c_char, CStr, CString};
+use std::panic::{self, AssertUnwindSafe};
+
+use crate::error::Error;
+
+/// Status codes, as the Neuron runtime defines them.
+#[repr(C)]
+#[allow(non_camel_case_types)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NRT_STATUS {
+    /// Success.
+    NRT_SUCCESS = 0,
+    /// An internal failure (a panic caught at the boundary).
+    NRT_FAILURE = 1,
+    /// Bad input: NULL, empty, invalid UTF-8, out of range.
+    NRT_INVALID = 2,
+    /// The handle cannot be used now (an NC that is closed).
+    NRT_INVALID_HANDLE = 3,
+    /// Out of memory, or a cap reached.
+    NRT_RESOURCE = 4,
+}
+
+impl From<&Error> for NRT_STATUS {
+    fn from(error: &Error) -> Self {
+        match error {
+            Error::NcClosed { .. } => NRT_STATUS::NRT_INVALID_HANDLE,
+            Error::CapReached { .. } | Error::OutOfMemory { .. } => NRT_STATUS::NRT_RESOURCE,
+            _ => NRT_STATUS::NRT_INVALID,
+        }
+    }
+}
+
+/// Runs `body`, turning a panic into `on_panic` (logged) so that it never
+/// unwinds into C.
+fn guard<T>(function: &str, on_panic: T, body: impl FnOnce() -> T) -> T {
+    panic::catch_unwind(AssertUnwindSafe(body)).unwrap_or_else(|_| {
+        log::error!("{function}: internal panic caught at the C boundary");
+        on_panic
+    })
+}
+
+/// The bytes of a C string that must be non-NULL, non-empty UTF-8.
+///
+/// # Safety
+///
+/// `s` is NULL or points to a NUL-terminated string that stays valid and
+/// unchanged for `'a`.
+unsafe fn required_str<'a>(function: &str, s: *const c_char) -> Result<&'a str, Error> {
+    if s.is_null() {
+        log::error!("{function}: the string is NULL");
+        return Err(Error::InvalidUtf8);
+    }
+    // SAFETY: non-NULL, and the caller guarantees a valid C string.
+    let bytes = unsafe { CStr::from_ptr(s) }.to_bytes();
+    if bytes.is_empty() {
+        log::error!("{function}: the string is empty");
+        return Err(Error::EmptyString);
+    }
+    core::str::from_utf8(bytes).map_err(|_| {
+        log::error!("{function}: the input is not valid UTF-8");
+        Error::InvalidUtf8
+    })
+}
+
+/// Leaks `items` as a C array that [`take_array`] frees. An empty array is a
+/// dangling, non-NULL pointer, as the reference's empty `Vec` is.
+fn leak_array<T>(items: Vec<T>) -> *mut T {
+    Box::into_raw(items.into_boxed_slice()).cast::<T>()
+}
+
+/// Reclaims an array made by [`leak_array`].
+///
+/// # Safety
+///
+/// `ptr` and `len` come from one [`leak_array`] call, and the array is not
+/// used afterwards.
+unsafe fn take_array<T>(ptr: *mut T, len: usize) -> Box<[T]> {
+    // SAFETY: the caller guarantees a boxed slice of exactly `len` elements.
+    unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr, len)) }
+}
+
+/// Copies each name into a C string, as an array the caller owns (freed by
+/// [`free_c_strings`]); `None`, with nothing allocated, if any name holds a
+/// NUL byte, which C could not see whole.
+fn export_names<'a>(names: impl Iterator<Item = &'a [u8]> + Clone) -> Option<*mut *mut c_char> {
+    if names.clone().any(|name| name.contains(&0)) {
+        return None;
+    }
+    Some(leak_array(
+        names
+            .map(|name| CString::new(name).expect("checked for NUL").into_raw())
+            .collect(),
+    ))
+}
+
+/// Frees an array made by [`export_names`] and its strings.
+///
+/// # Safety
+///
+/// `names` and `count` come from one [`export_names`] call, and are not used
+/// afterwards.
+unsafe fn free_c_strings(names: *mut *mut c_char, count: usize) {
+    // SAFETY: `export_names` made the array with `leak_array`.
+    for name in unsafe { take_array(names, count) }.iter() {
+        // SAFETY: each element came from `CString::into_raw`.
+        drop(unsafe { CString::from_raw(*name) });
+    }
+}

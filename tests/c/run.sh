@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Builds the Rust static library, then the C tests and the C example against
+# it, and runs them.
+#
+#   tests/c/run.sh              # plain
+#   tests/c/run.sh --valgrind   # under valgrind: any leak or error fails
+#   tests/c/run.sh --asan       # built with AddressSanitizer (and LeakSanitizer)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+mode="${1:-plain}"
+cargo build --release --lib --quiet
+out=target/c
+mkdir -p "$out"
+flags=(-std=c11 -O1 -g -Wall -Wextra -Werror -Iinclude)
+libs=(target/release/libinterned_string_db.a -lpthread -ldl -lm)
+runner=()
+case "$mode" in
+    plain) ;;
+    --valgrind) runner=(valgrind --leak-check=full --show-leak-kinds=definite,indirect,possible
+                        --errors-for-leak-kinds=definite,indirect,possible --error-exitcode=1 -q) ;;
+    --asan) flags+=(-fsanitize=address -fno-omit-frame-pointer) ;;
+    *) echo "usage: $0 [--valgrind|--asan]" >&2; exit 2 ;;
+esac
+for program in tests/c/test_c_api.c examples/c/example.c; do
+    binary="$out/$(basename "$program" .c)${mode#--}"
+    gcc "${flags[@]}" "$program" "${libs[@]}" -o "$binary"
+    echo "--- $program ($mode)"
+    "${runner[@]}" "$binary"
+done
