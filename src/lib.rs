@@ -110,4 +110,6 @@ pub use pin::NcHandle;
 pub use snapshot::{Iter, Snapshot};
 #[cfg(not(interner_loom))]
 pub use static_name::StaticName;
+#[cfg(not(interner_loom))]
+pub use strategy::{ArcSwapStrategy, DashMapStrategy};
 pub use strategy::{DefaultStrategy, OptimisticStrategy, Registered, RwLockStrategy, Strategy};

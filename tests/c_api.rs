@@ -1,35 +1,45 @@
-//! Compiles the C test suite (tests/c/test_c_api.c) and the C example against
-//! the static library `cargo test` has just built, and runs them. `.ci/run`
-//! runs them again under valgrind and AddressSanitizer (tests/c/run.sh).
+//! Builds the static library, compiles the C test suite
+//! (tests/c/test_c_api.c) and the C example against it, and runs them.
+//! `.ci/run` runs them again under valgrind and AddressSanitizer
+//! (tests/c/run.sh).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::OnceLock;
 
-/// `target/<profile>`, where cargo put the library: two levels above this
-/// test's executable (`target/<profile>/deps/c_api-…`).
-fn profile_dir() -> PathBuf {
-    let exe = std::env::current_exe().expect("test executable path");
-    exe.parent()
-        .and_then(Path::parent)
-        .expect("target/<profile>")
-        .to_path_buf()
+/// `cargo test` builds the library as an rlib only, so the static library is
+/// built here, by the same cargo, into a target directory of its own (no
+/// contention with the outer build's lock): `<target>/c-api/debug`.
+fn static_library() -> &'static Path {
+    static LIBRARY: OnceLock<PathBuf> = OnceLock::new();
+    LIBRARY.get_or_init(|| {
+        let exe = std::env::current_exe().expect("test executable path");
+        // <target>/<profile>/deps/c_api-…
+        let target = exe.ancestors().nth(3).expect("the target directory");
+        let dir = target.join("c-api");
+        let built = Command::new(env!("CARGO"))
+            .args(["build", "--quiet", "--lib", "-p", "interned-string-db"])
+            .arg("--target-dir")
+            .arg(&dir)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .status()
+            .expect("running cargo");
+        assert!(built.success(), "building the static library failed");
+        dir.join("debug/libinterned_string_db.a")
+    })
 }
 
 fn build_and_run(source: &str) -> String {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let dir = profile_dir();
-    let library = dir.join("libinterned_string_db.a");
-    assert!(library.exists(), "{} was not built", library.display());
-    let binary = dir.join(format!(
-        "c-{}",
-        Path::new(source).file_stem().unwrap().to_string_lossy()
-    ));
+    let library = static_library();
+    let stem = Path::new(source).file_stem().unwrap().to_string_lossy();
+    let binary = library.with_file_name(format!("c-{stem}"));
     let compiled = Command::new("gcc")
         .args(["-std=c11", "-O0", "-g", "-Wall", "-Wextra", "-Werror"])
         .arg("-I")
         .arg(root.join("include"))
         .arg(root.join(source))
-        .arg(&library)
+        .arg(library)
         .args(["-lpthread", "-ldl", "-lm", "-o"])
         .arg(&binary)
         .status()

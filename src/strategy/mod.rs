@@ -6,9 +6,18 @@
 //! reference's futex RwLock protocol: it is the compatibility mode and the
 //! oracle the other strategies are tested against.
 
+#[cfg(not(interner_loom))]
+mod arc_swap;
+#[cfg(not(interner_loom))]
+mod dashmap;
 mod optimistic;
 mod rwlock;
 
+// Not in loom builds: neither crate's synchronisation is modelled by loom.
+#[cfg(not(interner_loom))]
+pub use self::arc_swap::ArcSwapStrategy;
+#[cfg(not(interner_loom))]
+pub use self::dashmap::DashMapStrategy;
 pub use self::optimistic::OptimisticStrategy;
 pub use self::rwlock::RwLockStrategy;
 

@@ -13,6 +13,12 @@ macro_rules! for_each_strategy {
         mod optimistic {
             $(#[test] fn $test() { super::$test::<interned_string_db::OptimisticStrategy>(); })*
         }
+        mod dashmap {
+            $(#[test] fn $test() { super::$test::<interned_string_db::DashMapStrategy>(); })*
+        }
+        mod arc_swap {
+            $(#[test] fn $test() { super::$test::<interned_string_db::ArcSwapStrategy>(); })*
+        }
     };
 }
 

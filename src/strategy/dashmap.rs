@@ -1,0 +1,126 @@
+//! A `dashmap` shard: the common Rust choice for a concurrent map (a sharded
+//! `RwLock<HashMap>` inside), keyed by id.
+
+use dashmap::mapref::entry::Entry;
+use dashmap::DashMap;
+
+use super::imp::{check_cap, Refusal, ShardConfig, ShardOps, ShardStats};
+use super::{Registered, Strategy};
+use crate::sync::{AtomicBool, AtomicUsize, Ordering};
+
+/// A strategy over `dashmap::DashMap<u64, Box<[u8]>>`: read-locks one of the
+/// map's internal shards on a hit, write-locks it on a miss.
+///
+/// Wins over [`RwLockStrategy`](super::RwLockStrategy) when many threads
+/// share one NC (the map's internal sharding spreads them); loses to
+/// [`OptimisticStrategy`](super::OptimisticStrategy) on hits, which take a
+/// read lock (an atomic read-modify-write on a shared line) here.
+///
+/// Closing an NC is a flag: an intern already past its check may still
+/// complete after `close_nc` returns (the optimistic and rwlock strategies
+/// exclude that).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DashMapStrategy;
+
+impl Strategy for DashMapStrategy {
+    const NAME: &'static str = "dashmap";
+}
+
+/// One NC's shard.
+pub struct DashMapShard {
+    map: DashMap<u64, Box<[u8]>>,
+    open: AtomicBool,
+    bytes: AtomicUsize,
+    byte_cap: usize,
+}
+
+impl ShardOps for DashMapStrategy {
+    type Shard = DashMapShard;
+    const GLOBAL_MERGE_LOCK: bool = false;
+
+    fn new_shard(config: &ShardConfig) -> DashMapShard {
+        DashMapShard {
+            map: DashMap::with_capacity(config.initial_capacity),
+            open: AtomicBool::new(true),
+            bytes: AtomicUsize::new(0),
+            byte_cap: config.byte_cap,
+        }
+    }
+
+    fn register(
+        shard: &DashMapShard,
+        id: u64,
+        bytes: &[u8],
+        _id_is_hash: bool,
+        on_conflict: impl FnOnce(&[u8]),
+    ) -> Result<Registered, Refusal> {
+        if !shard.open.load(Ordering::Acquire) {
+            return Err(Refusal::Closed);
+        }
+        // Read first: a hit takes only a read lock.
+        let stored = match shard.map.get(&id) {
+            Some(stored) => stored,
+            None => match shard.map.entry(id) {
+                Entry::Occupied(stored) => stored.into_ref().downgrade(),
+                Entry::Vacant(slot) => {
+                    // Reserve the bytes against the cap atomically: the
+                    // map's internal shards do not serialise all inserts.
+                    shard
+                        .bytes
+                        .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |used| {
+                            check_cap(used, shard.byte_cap, bytes.len())
+                                .ok()
+                                .map(|()| used + bytes.len())
+                        })
+                        .map_err(|used| Refusal::CapReached {
+                            used,
+                            cap: shard.byte_cap,
+                        })?;
+                    slot.insert(bytes.into());
+                    return Ok(Registered::Inserted);
+                }
+            },
+        };
+        if **stored == *bytes {
+            Ok(Registered::AlreadyPresent)
+        } else {
+            on_conflict(&stored);
+            Ok(Registered::Conflict)
+        }
+    }
+
+    fn with_entry<R>(shard: &DashMapShard, id: u64, f: impl FnOnce(&[u8]) -> R) -> Option<R> {
+        shard.map.get(&id).map(|stored| f(&stored))
+    }
+
+    fn visit_if_open(shard: &DashMapShard, mut f: impl FnMut(u64, &[u8])) -> bool {
+        if !shard.open.load(Ordering::Acquire) {
+            return false;
+        }
+        for entry in shard.map.iter() {
+            f(*entry.key(), entry.value());
+        }
+        true
+    }
+
+    fn set_open(shard: &DashMapShard, open: bool) {
+        shard.open.store(open, Ordering::Release);
+    }
+
+    fn is_open(shard: &DashMapShard) -> bool {
+        shard.open.load(Ordering::Acquire)
+    }
+
+    fn stats(shard: &DashMapShard) -> ShardStats {
+        ShardStats {
+            entries: shard.map.len(),
+            bytes: shard.bytes.load(Ordering::Relaxed),
+        }
+    }
+
+    fn clear(shard: &mut DashMapShard) {
+        shard.map = DashMap::new();
+        shard.bytes.store(0, Ordering::Relaxed);
+        shard.open.store(true, Ordering::Relaxed);
+    }
+}
