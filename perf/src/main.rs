@@ -122,11 +122,6 @@ impl Visitor for Measure<'_> {
     }
 }
 
-/// Ours: the subjects with a notion of NC, measured in every placement.
-fn has_ncs(subject: &str) -> bool {
-    matches!(subject, "optimistic" | "rwlock")
-}
-
 fn main() {
     let args = Args::parse();
     if args.list {
@@ -190,11 +185,10 @@ fn main() {
             for &placement in &placements {
                 for subject in &subjects {
                     // Peers and the floor have one table: placement is moot.
-                    if !has_ncs(subject) && placement != placements[0] {
+                    if !subjects::has_ncs(subject) && placement != placements[0] {
                         continue;
                     }
-                    // ustr is one global cache: its names are new only once.
-                    if subject == "ustr" && workload == Workload::MissHeavy {
+                    if subjects::skips_misses(subject) && workload == Workload::MissHeavy {
                         continue;
                     }
                     cells.push(Cell {

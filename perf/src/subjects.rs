@@ -160,6 +160,8 @@ pub const ALL: &[&str] = &[
     "get_id (floor)",
     "optimistic",
     "rwlock",
+    "dashmap",
+    "arc-swap",
     "lasso::ThreadedRodeo",
     "DashMap<id>",
     "RwLock<HashMap<id>>",
@@ -167,15 +169,32 @@ pub const ALL: &[&str] = &[
     "ustr",
 ];
 
+/// Whether a subject is quadratic to fill, and so left out of miss-heavy
+/// runs (a copy-on-write table copies itself on every insert), or cannot be
+/// emptied (ustr's global cache: its names are new only once).
+pub fn skips_misses(name: &str) -> bool {
+    matches!(name, "arc-swap" | "ustr")
+}
+
+/// Our strategies: the subjects with a notion of NC, measured in every
+/// placement. Peers have one table each.
+pub fn has_ncs(name: &str) -> bool {
+    matches!(name, "optimistic" | "rwlock" | "dashmap" | "arc-swap")
+}
+
 /// Builds the subject called `name` (fresh and empty, except `ustr`, which
 /// is global) with `ncs` NCs, and visits it. Returns false for an unknown
 /// name.
 pub fn with_subject(name: &str, ncs: usize, visitor: &mut impl Visitor) -> bool {
-    use interned_string_db::{OptimisticStrategy, RwLockStrategy};
+    use interned_string_db::{
+        ArcSwapStrategy, DashMapStrategy, OptimisticStrategy, RwLockStrategy,
+    };
     match name {
         "get_id (floor)" => visitor.visit(&GetIdOnly),
         "optimistic" => visitor.visit(&Db::<OptimisticStrategy>::new(ncs)),
         "rwlock" => visitor.visit(&Db::<RwLockStrategy>::new(ncs)),
+        "dashmap" => visitor.visit(&Db::<DashMapStrategy>::new(ncs)),
+        "arc-swap" => visitor.visit(&Db::<ArcSwapStrategy>::new(ncs)),
         "lasso::ThreadedRodeo" => visitor.visit(&Lasso(lasso::ThreadedRodeo::new())),
         "DashMap<id>" => visitor.visit(&DashMapPeer(dashmap::DashMap::new())),
         "RwLock<HashMap<id>>" => visitor.visit(&RwLockHashMap::default()),

@@ -1,0 +1,75 @@
+//! Snapshot merge time for 10^4, 10^5 and 10^6 entries spread over 256 NCs,
+//! idle and with 2 threads interning (hits) during the merge.
+
+use std::hint::black_box;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use interned_string_db::{
+    ArcSwapStrategy, Config, DashMapStrategy, InternedStringDb, OptimisticStrategy, RwLockStrategy,
+    Strategy,
+};
+
+#[path = "../perf/src/workload.rs"]
+#[allow(dead_code)]
+mod workload;
+
+const NCS: usize = 256;
+
+fn filled<S: Strategy>(entries: usize) -> (InternedStringDb<S>, Vec<String>) {
+    let db = InternedStringDb::with_config(Config::new().ncs(NCS));
+    let names: Vec<String> = (0..entries as u64).map(|i| workload::name(7, i)).collect();
+    for (i, name) in names.iter().enumerate() {
+        db.intern(i % NCS, name).unwrap();
+    }
+    (db, names)
+}
+
+fn bench_strategy<S: Strategy>(c: &mut Criterion, sizes: &[usize]) {
+    let mut group = c.benchmark_group(format!("snapshot/{}", S::NAME));
+    for &entries in sizes {
+        let (db, names) = filled::<S>(entries);
+        group.throughput(Throughput::Elements(entries as u64));
+        group.bench_function(BenchmarkId::new("idle", entries), |b| {
+            b.iter(|| black_box(db.snapshot().len()))
+        });
+        let stop = AtomicBool::new(false);
+        std::thread::scope(|s| {
+            for t in 0..2 {
+                let (db, names, stop) = (&db, &names, &stop);
+                s.spawn(move || {
+                    let mut i = t;
+                    while !stop.load(Ordering::Relaxed) {
+                        black_box(db.intern(i % NCS, &names[i % names.len()]).unwrap());
+                        i += 2;
+                    }
+                });
+            }
+            group.bench_function(BenchmarkId::new("2 threads interning", entries), |b| {
+                b.iter(|| black_box(db.snapshot().len()))
+            });
+            stop.store(true, Ordering::Relaxed);
+        });
+    }
+    group.finish();
+}
+
+fn snapshot(c: &mut Criterion) {
+    let all = [10_000, 100_000, 1_000_000];
+    bench_strategy::<OptimisticStrategy>(c, &all);
+    bench_strategy::<RwLockStrategy>(c, &all);
+    bench_strategy::<DashMapStrategy>(c, &all);
+    // Copy-on-write is quadratic to fill: 10^6 entries would take hours.
+    bench_strategy::<ArcSwapStrategy>(c, &all[..2]);
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default()
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(2))
+        .warm_up_time(Duration::from_millis(300));
+    targets = snapshot
+}
+criterion_main!(benches);
