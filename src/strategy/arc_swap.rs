@@ -4,11 +4,14 @@
 
 use arc_swap::ArcSwap;
 
-use super::imp::{check_cap, Refusal, ShardConfig, ShardOps, ShardStats};
+use super::imp::{check_cap, try_copy, Refusal, ShardConfig, ShardOps, ShardStats};
 use super::{Registered, Strategy};
 use crate::sync::{self, Arc, AtomicBool, Mutex, Ordering};
 
-type Map = hashbrown::HashMap<u64, Arc<[u8]>>;
+/// Strings are `Arc<Box<[u8]>>`, not `Arc<[u8]>`: the string's own
+/// allocation is then the fallible `try_copy`, and only the small `Arc`
+/// header is allocated infallibly.
+type Map = hashbrown::HashMap<u64, Arc<Box<[u8]>>>;
 
 /// A strategy over `arc_swap::ArcSwap<HashMap<u64, Arc<[u8]>>>`: a hit loads
 /// the current map (arc-swap's "debt" protocol, no lock) and looks up; a miss
@@ -78,9 +81,11 @@ impl ShardOps for ArcSwapStrategy {
             return Ok(compare(stored, bytes, on_conflict));
         }
         check_cap(*used, shard.byte_cap, bytes.len())?;
-        let mut next = Map::clone(&current);
-        next.try_reserve(1).map_err(|_| Refusal::OutOfMemory)?;
-        next.insert(id, Arc::from(bytes));
+        let mut next = Map::new();
+        next.try_reserve(current.len() + 1)
+            .map_err(|_| Refusal::OutOfMemory)?;
+        next.extend(current.iter().map(|(&id, s)| (id, Arc::clone(s))));
+        next.insert(id, Arc::new(try_copy(bytes)?));
         shard.map.store(Arc::new(next));
         *used += bytes.len();
         Ok(Registered::Inserted)

@@ -4,7 +4,7 @@
 use dashmap::mapref::entry::Entry;
 use dashmap::DashMap;
 
-use super::imp::{check_cap, Refusal, ShardConfig, ShardOps, ShardStats};
+use super::imp::{check_cap, try_copy, Refusal, ShardConfig, ShardOps, ShardStats};
 use super::{Registered, Strategy};
 use crate::sync::{AtomicBool, AtomicUsize, Ordering};
 
@@ -63,6 +63,7 @@ impl ShardOps for DashMapStrategy {
             None => match shard.map.entry(id) {
                 Entry::Occupied(stored) => stored.into_ref().downgrade(),
                 Entry::Vacant(slot) => {
+                    let owned = try_copy(bytes)?;
                     // Reserve the bytes against the cap atomically: the
                     // map's internal shards do not serialise all inserts.
                     shard
@@ -76,7 +77,7 @@ impl ShardOps for DashMapStrategy {
                             used,
                             cap: shard.byte_cap,
                         })?;
-                    slot.insert(bytes.into());
+                    slot.insert(owned);
                     return Ok(Registered::Inserted);
                 }
             },

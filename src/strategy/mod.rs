@@ -76,6 +76,17 @@ pub(crate) mod imp {
         OutOfMemory,
     }
 
+    /// An owned copy of `bytes`, allocated fallibly: running out of memory
+    /// is a refusal, not an abort.
+    pub fn try_copy(bytes: &[u8]) -> Result<Box<[u8]>, Refusal> {
+        let mut owned = Vec::new();
+        owned
+            .try_reserve_exact(bytes.len())
+            .map_err(|_| Refusal::OutOfMemory)?;
+        owned.extend_from_slice(bytes);
+        Ok(owned.into_boxed_slice())
+    }
+
     /// Whether `needed` more bytes fit under `cap` beside `used`.
     pub fn check_cap(used: usize, cap: usize, needed: usize) -> Result<(), Refusal> {
         if needed > cap.saturating_sub(used) {

@@ -5,7 +5,7 @@
 //!
 //! `std::sync::RwLock` on Linux is the futex RwLock the reference describes.
 
-use super::imp::{check_cap, Refusal, ShardConfig, ShardOps, ShardStats};
+use super::imp::{check_cap, try_copy, Refusal, ShardConfig, ShardOps, ShardStats};
 use super::{Registered, Strategy};
 use crate::sync::{self, RwLock};
 
@@ -71,13 +71,9 @@ impl ShardOps for RwLockStrategy {
         check_cap(table.bytes, table.byte_cap, bytes.len())?;
         // Allocate before touching the map, and fallibly, so that running out
         // of memory is an error that leaves the table as it was.
-        let mut owned = Vec::new();
-        owned
-            .try_reserve_exact(bytes.len())
-            .map_err(|_| Refusal::OutOfMemory)?;
-        owned.extend_from_slice(bytes);
+        let owned = try_copy(bytes)?;
         table.map.try_reserve(1).map_err(|_| Refusal::OutOfMemory)?;
-        table.map.insert(id, owned.into_boxed_slice());
+        table.map.insert(id, owned);
         table.bytes += bytes.len();
         Ok(Registered::Inserted)
     }

@@ -1,6 +1,9 @@
 //! Shared by the integration tests: the list of strategies every behavioural
 //! test runs against.
 
+#[allow(dead_code)]
+pub mod model;
+
 /// Instantiates each generic test `fn name<S: Strategy>()` once per strategy,
 /// as `strategy_module::name`. Add a strategy here and every behavioural test
 /// runs against it.

@@ -1,0 +1,70 @@
+//! Allocation failure: an allocator that refuses large allocations while a
+//! thread arms it. The intern fails with `Error::OutOfMemory`, stores
+//! nothing, and the db stays consistent and usable. Its own binary, for the
+//! global allocator.
+
+mod common;
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+
+use interned_string_db::{Config, Error, InternedStringDb, Strategy};
+
+/// Allocations at least this large fail while armed: the string's copy, never
+/// the small bookkeeping a failure path may need.
+const REFUSED_FROM: usize = 1 << 20;
+
+thread_local! {
+    static ARMED: Cell<bool> = const { Cell::new(false) };
+}
+
+struct Failing;
+
+// SAFETY: forwards to `System`, or returns null, which `GlobalAlloc` allows.
+unsafe impl GlobalAlloc for Failing {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        if layout.size() >= REFUSED_FROM && ARMED.try_with(Cell::get).unwrap_or(false) {
+            return std::ptr::null_mut();
+        }
+        // SAFETY: the caller upholds `GlobalAlloc::alloc`'s contract.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: as above.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Failing = Failing;
+
+fn allocation_failure_is_an_error<S: Strategy>() {
+    let db: InternedStringDb<S> = InternedStringDb::with_config(Config::new().ncs(2));
+    let before: Vec<String> = (0..1000).map(|i| common::name(1, i)).collect();
+    for name in &before {
+        db.intern(0, name).unwrap();
+    }
+    let huge = "x".repeat(2 * REFUSED_FROM);
+    ARMED.with(|a| a.set(true));
+    let refused = db.intern(0, &huge);
+    ARMED.with(|a| a.set(false));
+    assert_eq!(
+        refused,
+        Err(Error::OutOfMemory {
+            nc: 0,
+            needed: huge.len()
+        }),
+        "{}",
+        S::NAME
+    );
+    assert_eq!(db.nc_len(0), 1000, "nothing stored");
+    assert_eq!(db.lookup(0, &huge), None);
+    for name in &before {
+        assert!(db.lookup(0, name).is_some(), "{name} lost");
+    }
+    // Usable afterwards, for the same string too.
+    assert!(db.intern(0, &huge).is_ok());
+    assert_eq!(db.snapshot().len(), 1001);
+}
+
+for_each_strategy!(allocation_failure_is_an_error);

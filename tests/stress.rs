@@ -1,0 +1,259 @@
+//! Stress with verification. `#[ignore]`d: `.ci/run` runs it in release:
+//!
+//! ```sh
+//! cargo test --release --test stress -- --ignored --nocapture
+//! STRESS_SCALE=20 cargo test --release --test stress -- --ignored   # many-core hosts
+//! ```
+//!
+//! 256 threads intern deterministic streams (names shared by all threads and
+//! names private to each, into their own NC and into a few shared NCs) while
+//! another thread takes snapshots and closes and reopens NCs. Checked:
+//!
+//! - every snapshot holds every string whose intern had returned `Ok` before
+//!   the snapshot began, in every NC open at the time, with its correct id;
+//! - at the end, every string interned into an NC still open is in the final
+//!   snapshot with its id; no id maps to two strings (no conflicts: real ids);
+//! - no deadlock: a watchdog dumps every thread's progress and fails the run
+//!   instead of letting CI hang.
+
+mod common;
+
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use interned_string_db::{get_id, Config, Error, InternedStringDb, Strategy};
+
+const THREADS: usize = 256;
+const NCS: usize = 256;
+/// NCs that many threads share (the reference's worst case).
+const SHARED_NCS: usize = 4;
+/// The NCs the snapshotter closes and reopens.
+const TOGGLED: [usize; 3] = [1, 7, 200];
+
+const PENDING: u8 = 0;
+const STORED: u8 = 1;
+const REFUSED: u8 = 2;
+
+/// Operations per thread: `STRESS_SCALE` (default 1) times `base`.
+fn ops_per_thread(base: usize) -> usize {
+    let scale: f64 = std::env::var("STRESS_SCALE")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1.0);
+    ((base as f64 * scale) as usize).max(10)
+}
+
+/// Thread `t`'s `i`-th operation: a name and an NC. Every 4th name is shared
+/// by all threads; every other operation goes to a shared NC.
+fn op(t: usize, i: usize) -> (String, usize) {
+    let name = if i % 4 == 0 {
+        common::name(THREADS, i)
+    } else {
+        common::name(t, i)
+    };
+    let nc = if i % 2 == 0 {
+        t % NCS
+    } else {
+        (t + i) % SHARED_NCS
+    };
+    (name, nc)
+}
+
+struct Worker {
+    /// Operations done (release after each status is written).
+    progress: AtomicUsize,
+    status: Box<[AtomicU8]>,
+}
+
+/// Totals of one run, for the report.
+#[derive(Debug, Default)]
+struct Figures {
+    operations: usize,
+    stored: usize,
+    refused_closed: usize,
+    snapshots: usize,
+    snapshot_checks: usize,
+    toggles: usize,
+    lost: usize,
+}
+
+fn stress<S: Strategy>(base_ops: usize) -> Figures {
+    let ops = ops_per_thread(base_ops);
+    let db: Arc<InternedStringDb<S>> =
+        Arc::new(InternedStringDb::with_config(Config::new().ncs(NCS)));
+    let workers: Arc<Vec<Worker>> = Arc::new(
+        (0..THREADS)
+            .map(|_| Worker {
+                progress: AtomicUsize::new(0),
+                status: (0..ops).map(|_| AtomicU8::new(PENDING)).collect(),
+            })
+            .collect(),
+    );
+    let done = Arc::new(AtomicBool::new(false));
+    // Snapshot rounds completed. On 2 CPUs the snapshotter is one thread of
+    // 257 and would barely run: before each tenth of its stream a worker
+    // waits for that many rounds, so snapshots land mid-stream.
+    let rounds = AtomicUsize::new(0);
+    let pace = (ops / 10).max(1);
+
+    // The watchdog: a hang fails the test with every thread's state.
+    let watchdog = {
+        let (workers, done) = (Arc::clone(&workers), Arc::clone(&done));
+        let limit = Duration::from_secs(600);
+        std::thread::spawn(move || {
+            let start = Instant::now();
+            while !done.load(Ordering::Acquire) {
+                if start.elapsed() > limit {
+                    eprintln!(
+                        "stress ({}): no progress after {limit:?}; thread states:",
+                        S::NAME
+                    );
+                    for (t, w) in workers.iter().enumerate() {
+                        let p = w.progress.load(Ordering::Acquire);
+                        if p < ops {
+                            eprintln!(
+                                "  worker {t}: {p}/{ops} operations, blocked on {:?}",
+                                op(t, p)
+                            );
+                        }
+                    }
+                    std::process::exit(101);
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        })
+    };
+
+    let mut figures = Figures::default();
+    std::thread::scope(|scope| {
+        for t in 0..THREADS {
+            let (db, workers, rounds) = (&db, &workers, &rounds);
+            std::thread::Builder::new()
+                .stack_size(128 << 10)
+                .spawn_scoped(scope, move || {
+                    let me = &workers[t];
+                    for i in 0..ops {
+                        if i % pace == 0 {
+                            while rounds.load(Ordering::Acquire) < i / pace {
+                                std::thread::yield_now();
+                            }
+                        }
+                        let (name, nc) = op(t, i);
+                        let status = match db.intern(nc, &name) {
+                            Ok(id) => {
+                                assert_eq!(id, get_id(name.as_bytes()));
+                                STORED
+                            }
+                            Err(Error::NcClosed { .. }) => REFUSED,
+                            Err(e) => panic!("intern({nc}, {name:?}): {e}"),
+                        };
+                        me.status[i].store(status, Ordering::Relaxed);
+                        me.progress.store(i + 1, Ordering::Release);
+                    }
+                })
+                .expect("spawning a worker");
+        }
+
+        // The snapshotter: the only thread that closes and opens NCs, so it
+        // knows which NCs are open across each of its snapshots.
+        let mut round = 0;
+        loop {
+            let progress: Vec<usize> = workers
+                .iter()
+                .map(|w| w.progress.load(Ordering::Acquire))
+                .collect();
+            let snapshot = db.snapshot();
+            figures.snapshots += 1;
+            for (t, &p) in progress.iter().enumerate() {
+                for i in 0..p {
+                    if workers[t].status[i].load(Ordering::Relaxed) != STORED {
+                        continue;
+                    }
+                    let (name, nc) = op(t, i);
+                    if !db.is_open(nc).unwrap() {
+                        continue;
+                    }
+                    figures.snapshot_checks += 1;
+                    if snapshot.get(get_id(name.as_bytes())) != Some(name.as_bytes()) {
+                        figures.lost += 1;
+                        eprintln!(
+                            "snapshot {round} lost {name:?} (NC {nc}), interned before it began"
+                        );
+                    }
+                }
+            }
+            // Toggle one NC between snapshots.
+            let nc = TOGGLED[round % TOGGLED.len()];
+            if db.is_open(nc).unwrap() {
+                db.close_nc(nc).unwrap();
+            } else {
+                db.open_nc(nc).unwrap();
+            }
+            figures.toggles += 1;
+            round += 1;
+            rounds.store(round, Ordering::Release);
+            if progress.iter().all(|&p| p == ops) {
+                break;
+            }
+        }
+    });
+    done.store(true, Ordering::Release);
+    watchdog.join().unwrap();
+
+    // The end: everything stored into an NC still open is in the final
+    // snapshot, with its id; reopened NCs come back whole.
+    for nc in TOGGLED {
+        db.open_nc(nc).unwrap();
+    }
+    let last = db.snapshot();
+    figures.snapshots += 1;
+    for (t, w) in workers.iter().enumerate() {
+        for i in 0..ops {
+            figures.operations += 1;
+            match w.status[i].load(Ordering::Relaxed) {
+                STORED => {
+                    figures.stored += 1;
+                    let (name, _) = op(t, i);
+                    if last.get(get_id(name.as_bytes())) != Some(name.as_bytes()) {
+                        figures.lost += 1;
+                        eprintln!("final snapshot lost {name:?}");
+                    }
+                }
+                REFUSED => figures.refused_closed += 1,
+                other => panic!("operation {t}/{i} never finished: {other}"),
+            }
+        }
+    }
+    assert!(last.conflicts().is_empty(), "{:?}", &last.conflicts()[..1]);
+    assert_eq!(db.conflict_count(), 0);
+    println!("stress {:>10}: {figures:?}", S::NAME);
+    assert_eq!(figures.lost, 0, "{} entries lost", figures.lost);
+    figures
+}
+
+#[test]
+#[ignore = "long: run in release by .ci/run"]
+fn stress_optimistic() {
+    stress::<interned_string_db::OptimisticStrategy>(8_000);
+}
+
+#[test]
+#[ignore = "long: run in release by .ci/run"]
+fn stress_rwlock() {
+    stress::<interned_string_db::RwLockStrategy>(8_000);
+}
+
+#[test]
+#[ignore = "long: run in release by .ci/run"]
+fn stress_dashmap() {
+    stress::<interned_string_db::DashMapStrategy>(8_000);
+}
+
+/// Copy-on-write copies an NC's table per insert: fewer operations, so that
+/// the shared NCs stay small enough to fill in CI's time.
+#[test]
+#[ignore = "long: run in release by .ci/run"]
+fn stress_arc_swap() {
+    stress::<interned_string_db::ArcSwapStrategy>(300);
+}
