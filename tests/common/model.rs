@@ -21,13 +21,16 @@ pub enum Op {
 
 type Triple = (u64, Vec<u8>, Vec<u8>);
 
+/// One NC's conflicts: (id, rejected) → kept.
+type Conflicts = BTreeMap<(u64, Vec<u8>), Vec<u8>>;
+
 struct Model {
     ncs: usize,
     mask: u64,
     shards: Vec<BTreeMap<u64, Vec<u8>>>,
     open: Vec<bool>,
     /// Per NC: (id, rejected) → kept, each distinct pair once.
-    conflicts: Vec<BTreeMap<(u64, Vec<u8>), Vec<u8>>>,
+    conflicts: Vec<Conflicts>,
 }
 
 impl Model {
