@@ -7,24 +7,24 @@ fn stringdb() -> Command {
     Command::new(env!("CARGO_BIN_EXE_stringdb"))
 }
 
-#[test]
-fn ids_from_stdin() {
+/// `stringdb id` fed `input` on standard input: its standard output.
+fn ids_of_stdin(input: &[u8]) -> String {
     let mut child = stringdb()
         .arg("id")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(b"a\nmodel\n")
-        .unwrap();
+    child.stdin.take().unwrap().write_all(input).unwrap();
     let output = child.wait_with_output().unwrap();
     assert!(output.status.success());
+    String::from_utf8(output.stdout).unwrap()
+}
+
+#[test]
+fn ids_from_stdin() {
     assert_eq!(
-        String::from_utf8(output.stdout).unwrap(),
+        ids_of_stdin(b"a\nmodel\n"),
         "933183196555764\ta\n402710577667408\tmodel\n"
     );
 }
@@ -44,20 +44,7 @@ fn ids_from_arguments_in_order() {
 
 #[test]
 fn last_line_without_newline_and_crlf_kept() {
-    let mut child = stringdb()
-        .arg("id")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(b"a\r\nmodel")
-        .unwrap();
-    let output = child.wait_with_output().unwrap();
-    let text = String::from_utf8(output.stdout).unwrap();
+    let text = ids_of_stdin(b"a\r\nmodel");
     let lines: Vec<&str> = text.split_terminator('\n').collect();
     assert_eq!(lines.len(), 2);
     assert!(

@@ -5,7 +5,7 @@
 use std::ffi::c_char;
 
 use super::shard::InternedDataShard;
-use super::{guard, required_str, NRT_STATUS};
+use super::{guard, required_str, status, NRT_STATUS};
 use crate::db::{Config, InternedStringDb};
 
 /// A db of N NCs (the default strategy). Opaque to C.
@@ -106,17 +106,11 @@ pub unsafe extern "C" fn nrt_interned_string_db_intern(
         }
         // SAFETY: the caller's contract on `s`.
         let result = unsafe { required_str(NAME, s) }.and_then(|name| db.intern(nc, name));
-        match result {
-            Ok(id) => {
-                // SAFETY: non-NULL and writable (the caller's contract).
-                unsafe { *out_id = id };
-                NRT_STATUS::NRT_SUCCESS
-            }
-            Err(e) => {
-                log::error!("{NAME}: {e}");
-                NRT_STATUS::from(&e)
-            }
+        if let Ok(id) = result {
+            // SAFETY: non-NULL and writable (the caller's contract).
+            unsafe { *out_id = id };
         }
+        status(NAME, result)
     })
 }
 
@@ -210,9 +204,9 @@ pub unsafe extern "C" fn nrt_interned_string_db_snapshot(
         let snapshot = db.snapshot();
         let mut shard = InternedDataShard::new();
         for (id, bytes) in &snapshot {
-            if let Err(e) = shard.db.register(0, id, bytes) {
-                log::error!("{NAME}: {e}");
-                return NRT_STATUS::from(&e);
+            let stored = status(NAME, shard.db.register(0, id, bytes));
+            if stored != NRT_STATUS::NRT_SUCCESS {
+                return stored;
             }
         }
         shard.merged_conflicts = snapshot.conflicts().to_vec();

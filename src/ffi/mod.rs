@@ -42,6 +42,17 @@ impl From<&Error> for NRT_STATUS {
     }
 }
 
+/// The status of `result`, logging an error with the function's name.
+fn status<T>(function: &str, result: Result<T, Error>) -> NRT_STATUS {
+    match result {
+        Ok(_) => NRT_STATUS::NRT_SUCCESS,
+        Err(e) => {
+            log::error!("{function}: {e}");
+            NRT_STATUS::from(&e)
+        }
+    }
+}
+
 /// Runs `body`, turning a panic into `on_panic` (logged) so that it never
 /// unwinds into C.
 fn guard<T>(function: &str, on_panic: T, body: impl FnOnce() -> T) -> T {

@@ -6,7 +6,7 @@
 use std::ffi::c_char;
 
 use super::{
-    export_names, free_c_strings, guard, leak_array, required_str, take_array, NRT_STATUS,
+    export_names, free_c_strings, guard, leak_array, required_str, status, take_array, NRT_STATUS,
 };
 use crate::conflict::Conflict;
 use crate::db::{Config, InternedStringDb};
@@ -81,13 +81,7 @@ pub unsafe extern "C" fn nrt_interned_string_db_register_entry(
             log::error!("{NAME}: the shard is NULL");
             return NRT_STATUS::NRT_INVALID;
         };
-        match shard.db.register(0, id, name.as_bytes()) {
-            Ok(_) => NRT_STATUS::NRT_SUCCESS,
-            Err(e) => {
-                log::error!("{NAME}: {e}");
-                NRT_STATUS::from(&e)
-            }
-        }
+        status(NAME, shard.db.register(0, id, name.as_bytes()))
     })
 }
 

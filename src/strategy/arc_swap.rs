@@ -4,9 +4,11 @@
 
 use arc_swap::ArcSwap;
 
-use super::imp::{check_cap, try_copy, Refusal, ShardConfig, ShardOps, ShardStats};
+use super::imp::{
+    check_cap, compare, try_copy, OpenFlag, Refusal, ShardConfig, ShardOps, ShardStats,
+};
 use super::{Registered, Strategy};
-use crate::sync::{self, Arc, AtomicBool, Mutex, Ordering};
+use crate::sync::{self, Arc, Mutex};
 
 /// Strings are `Arc<Box<[u8]>>`, not `Arc<[u8]>`: the string's own
 /// allocation is then the fallible `try_copy`, and only the small `Arc`
@@ -36,17 +38,8 @@ pub struct ArcSwapShard {
     map: ArcSwap<Map>,
     /// Serialises writers, and holds the bytes stored.
     writer: Mutex<usize>,
-    open: AtomicBool,
+    open: OpenFlag,
     byte_cap: usize,
-}
-
-fn compare(stored: &[u8], bytes: &[u8], on_conflict: impl FnOnce(&[u8])) -> Registered {
-    if stored == bytes {
-        Registered::AlreadyPresent
-    } else {
-        on_conflict(stored);
-        Registered::Conflict
-    }
 }
 
 impl ShardOps for ArcSwapStrategy {
@@ -57,7 +50,7 @@ impl ShardOps for ArcSwapStrategy {
         ArcSwapShard {
             map: ArcSwap::from_pointee(Map::with_capacity(config.initial_capacity)),
             writer: Mutex::new(0),
-            open: AtomicBool::new(true),
+            open: OpenFlag::new(),
             byte_cap: config.byte_cap,
         }
     }
@@ -69,9 +62,7 @@ impl ShardOps for ArcSwapStrategy {
         _id_is_hash: bool,
         on_conflict: impl FnOnce(&[u8]),
     ) -> Result<Registered, Refusal> {
-        if !shard.open.load(Ordering::Acquire) {
-            return Err(Refusal::Closed);
-        }
+        shard.open.check()?;
         if let Some(stored) = shard.map.load().get(&id) {
             return Ok(compare(stored, bytes, on_conflict));
         }
@@ -96,7 +87,7 @@ impl ShardOps for ArcSwapStrategy {
     }
 
     fn visit_if_open(shard: &ArcSwapShard, mut f: impl FnMut(u64, &[u8])) -> bool {
-        if !shard.open.load(Ordering::Acquire) {
+        if !shard.open.is_open() {
             return false;
         }
         for (&id, bytes) in shard.map.load().iter() {
@@ -106,11 +97,11 @@ impl ShardOps for ArcSwapStrategy {
     }
 
     fn set_open(shard: &ArcSwapShard, open: bool) {
-        shard.open.store(open, Ordering::Release);
+        shard.open.set(open);
     }
 
     fn is_open(shard: &ArcSwapShard) -> bool {
-        shard.open.load(Ordering::Acquire)
+        shard.open.is_open()
     }
 
     fn stats(shard: &ArcSwapShard) -> ShardStats {
@@ -124,6 +115,6 @@ impl ShardOps for ArcSwapStrategy {
     fn clear(shard: &mut ArcSwapShard) {
         shard.map.store(Arc::new(Map::new()));
         *sync::lock(&shard.writer) = 0;
-        shard.open.store(true, Ordering::Relaxed);
+        shard.open.set(true);
     }
 }

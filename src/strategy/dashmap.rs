@@ -4,9 +4,11 @@
 use dashmap::mapref::entry::Entry;
 use dashmap::DashMap;
 
-use super::imp::{check_cap, try_copy, Refusal, ShardConfig, ShardOps, ShardStats};
+use super::imp::{
+    check_cap, compare, try_copy, OpenFlag, Refusal, ShardConfig, ShardOps, ShardStats,
+};
 use super::{Registered, Strategy};
-use crate::sync::{AtomicBool, AtomicUsize, Ordering};
+use crate::sync::{AtomicUsize, Ordering};
 
 /// A strategy over `dashmap::DashMap<u64, Box<[u8]>>`: read-locks one of the
 /// map's internal shards on a hit, write-locks it on a miss.
@@ -16,9 +18,9 @@ use crate::sync::{AtomicBool, AtomicUsize, Ordering};
 /// [`OptimisticStrategy`](super::OptimisticStrategy) on hits, which take a
 /// read lock (an atomic read-modify-write on a shared line) here.
 ///
-/// Closing an NC is a flag: an intern already past its check may still
-/// complete after `close_nc` returns (the optimistic and rwlock strategies
-/// exclude that).
+/// Closing an NC is a flag ([`OpenFlag`]): an intern already past its check
+/// may still complete after `close_nc` returns (the optimistic and rwlock
+/// strategies exclude that).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct DashMapStrategy;
 
@@ -29,7 +31,7 @@ impl Strategy for DashMapStrategy {
 /// One NC's shard.
 pub struct DashMapShard {
     map: DashMap<u64, Box<[u8]>>,
-    open: AtomicBool,
+    open: OpenFlag,
     bytes: AtomicUsize,
     byte_cap: usize,
 }
@@ -41,7 +43,7 @@ impl ShardOps for DashMapStrategy {
     fn new_shard(config: &ShardConfig) -> DashMapShard {
         DashMapShard {
             map: DashMap::with_capacity(config.initial_capacity),
-            open: AtomicBool::new(true),
+            open: OpenFlag::new(),
             bytes: AtomicUsize::new(0),
             byte_cap: config.byte_cap,
         }
@@ -54,9 +56,7 @@ impl ShardOps for DashMapStrategy {
         _id_is_hash: bool,
         on_conflict: impl FnOnce(&[u8]),
     ) -> Result<Registered, Refusal> {
-        if !shard.open.load(Ordering::Acquire) {
-            return Err(Refusal::Closed);
-        }
+        shard.open.check()?;
         // Read first: a hit takes only a read lock.
         let stored = match shard.map.get(&id) {
             Some(stored) => stored,
@@ -82,12 +82,7 @@ impl ShardOps for DashMapStrategy {
                 }
             },
         };
-        if **stored == *bytes {
-            Ok(Registered::AlreadyPresent)
-        } else {
-            on_conflict(&stored);
-            Ok(Registered::Conflict)
-        }
+        Ok(compare(&stored, bytes, on_conflict))
     }
 
     fn with_entry<R>(shard: &DashMapShard, id: u64, f: impl FnOnce(&[u8]) -> R) -> Option<R> {
@@ -95,7 +90,7 @@ impl ShardOps for DashMapStrategy {
     }
 
     fn visit_if_open(shard: &DashMapShard, mut f: impl FnMut(u64, &[u8])) -> bool {
-        if !shard.open.load(Ordering::Acquire) {
+        if !shard.open.is_open() {
             return false;
         }
         for entry in shard.map.iter() {
@@ -105,11 +100,11 @@ impl ShardOps for DashMapStrategy {
     }
 
     fn set_open(shard: &DashMapShard, open: bool) {
-        shard.open.store(open, Ordering::Release);
+        shard.open.set(open);
     }
 
     fn is_open(shard: &DashMapShard) -> bool {
-        shard.open.load(Ordering::Acquire)
+        shard.open.is_open()
     }
 
     fn stats(shard: &DashMapShard) -> ShardStats {
@@ -122,6 +117,6 @@ impl ShardOps for DashMapStrategy {
     fn clear(shard: &mut DashMapShard) {
         shard.map = DashMap::new();
         shard.bytes.store(0, Ordering::Relaxed);
-        shard.open.store(true, Ordering::Relaxed);
+        shard.open.set(true);
     }
 }

@@ -76,6 +76,61 @@ pub(crate) mod imp {
         OutOfMemory,
     }
 
+    use crate::sync::{AtomicBool, Ordering};
+
+    /// What registering `bytes` found when the shard already stores `stored`
+    /// under the id: the same string, or a conflict reported through
+    /// `on_conflict`. One definition for every strategy.
+    #[inline]
+    pub fn compare(
+        stored: &[u8],
+        bytes: &[u8],
+        on_conflict: impl FnOnce(&[u8]),
+    ) -> super::Registered {
+        if crate::raw::bytes_eq(stored, bytes) {
+            super::Registered::AlreadyPresent
+        } else {
+            on_conflict(stored);
+            super::Registered::Conflict
+        }
+    }
+
+    /// An NC's open flag, for strategies whose state has no lock around it.
+    /// Closing is then a flag: an intern already past its check may still
+    /// complete after the close returns.
+    #[derive(Debug)]
+    #[cfg_attr(interner_loom, allow(dead_code))] // its users are not in loom builds
+    pub struct OpenFlag(AtomicBool);
+
+    #[cfg_attr(interner_loom, allow(dead_code))]
+    impl OpenFlag {
+        /// An open NC.
+        pub fn new() -> Self {
+            OpenFlag(AtomicBool::new(true))
+        }
+
+        /// Whether the NC is open (acquire: pairs with `set`).
+        #[inline]
+        pub fn is_open(&self) -> bool {
+            self.0.load(Ordering::Acquire)
+        }
+
+        /// `Err(Closed)` if the NC is closed.
+        #[inline]
+        pub fn check(&self) -> Result<(), Refusal> {
+            if self.is_open() {
+                Ok(())
+            } else {
+                Err(Refusal::Closed)
+            }
+        }
+
+        /// Opens or closes the NC.
+        pub fn set(&self, open: bool) {
+            self.0.store(open, Ordering::Release);
+        }
+    }
+
     /// An owned copy of `bytes`, allocated fallibly: running out of memory
     /// is a refusal, not an abort.
     pub fn try_copy(bytes: &[u8]) -> Result<Box<[u8]>, Refusal> {

@@ -5,7 +5,7 @@
 //! returns the id stored with them: it computes no SipHash at all. The id
 //! index serves everything else: resolving ids, and finding conflicts.
 
-use super::imp::{check_cap, Refusal, ShardConfig, ShardOps, ShardStats};
+use super::imp::{check_cap, compare, Refusal, ShardConfig, ShardOps, ShardStats};
 use super::{Registered, Strategy};
 use crate::raw::{bytes_eq, Entry, RawShard};
 
@@ -29,19 +29,6 @@ impl Strategy for OptimisticStrategy {
 pub struct OptimisticShard {
     raw: RawShard,
     byte_cap: usize,
-}
-
-/// A found entry against the bytes being registered: the same string, or a
-/// conflict reported through `on_conflict`.
-#[inline]
-fn compare(entry: Entry<'_>, bytes: &[u8], on_conflict: impl FnOnce(&[u8])) -> Registered {
-    let stored = entry.bytes();
-    if bytes_eq(stored, bytes) {
-        Registered::AlreadyPresent
-    } else {
-        on_conflict(stored);
-        Registered::Conflict
-    }
 }
 
 impl ShardOps for OptimisticStrategy {
@@ -80,15 +67,14 @@ impl ShardOps for OptimisticStrategy {
             return Err(Refusal::Closed);
         }
         if let Some(entry) = shard.raw.find_by_id(id) {
-            if !bytes_eq(entry.bytes(), bytes) {
-                on_conflict(entry.bytes());
-                return Ok(Registered::Conflict);
-            }
             // An entry registered with a caller's id that turns out to be
             // the hash goes on to the miss path once, to be indexed by its
-            // bytes.
-            if !id_is_hash || shard.raw.find_by_bytes(bytes).is_some() {
-                return Ok(Registered::AlreadyPresent);
+            // bytes; every other answer is final.
+            let promote = id_is_hash
+                && bytes_eq(entry.bytes(), bytes)
+                && shard.raw.find_by_bytes(bytes).is_none();
+            if !promote {
+                return Ok(compare(entry.bytes(), bytes, on_conflict));
             }
         }
         register_miss(shard, id, bytes, id_is_hash, on_conflict)
@@ -145,7 +131,7 @@ fn register_miss(
         return Err(Refusal::Closed);
     }
     if let Some(entry) = writer.find_by_id(id) {
-        let outcome = compare(entry, bytes, on_conflict);
+        let outcome = compare(entry.bytes(), bytes, on_conflict);
         if outcome == Registered::AlreadyPresent && id_is_hash {
             writer
                 .index_by_bytes(entry)

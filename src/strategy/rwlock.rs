@@ -5,7 +5,7 @@
 //!
 //! `std::sync::RwLock` on Linux is the futex RwLock the reference describes.
 
-use super::imp::{check_cap, try_copy, Refusal, ShardConfig, ShardOps, ShardStats};
+use super::imp::{check_cap, compare, try_copy, Refusal, ShardConfig, ShardOps, ShardStats};
 use super::{Registered, Strategy};
 use crate::sync::{self, RwLock};
 
@@ -62,11 +62,7 @@ impl ShardOps for RwLockStrategy {
             return Err(Refusal::Closed);
         }
         if let Some(stored) = table.map.get(&id) {
-            if **stored == *bytes {
-                return Ok(Registered::AlreadyPresent);
-            }
-            on_conflict(stored);
-            return Ok(Registered::Conflict);
+            return Ok(compare(stored, bytes, on_conflict));
         }
         check_cap(table.bytes, table.byte_cap, bytes.len())?;
         // Allocate before touching the map, and fallibly, so that running out

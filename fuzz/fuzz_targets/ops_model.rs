@@ -1,0 +1,64 @@
+//! Operation sequences decoded from arbitrary bytes, run on every strategy
+//! and checked against the model the property tests use.
+#![no_main]
+
+#[path = "../../tests/common/model.rs"]
+mod model;
+
+use libfuzzer_sys::fuzz_target;
+use model::{check, Op};
+
+const NCS: usize = 3;
+const MASK: u64 = 0b11;
+
+/// Decodes a byte stream into operations: a tag byte, then its operands.
+fn decode(data: &[u8]) -> Vec<Op> {
+    let mut bytes = data.iter().copied();
+    let mut next = move || bytes.next();
+    let mut ops = Vec::new();
+    while let Some(tag) = next() {
+        let nc = usize::from(next().unwrap_or(0) % (NCS as u8 + 1));
+        let mut string = || {
+            let len = next().unwrap_or(0) % 4;
+            (0..len)
+                .map(|_| next().unwrap_or(b'a') % 4 + b'a')
+                .collect::<Vec<u8>>()
+        };
+        let op = match tag % 7 {
+            0 => Op::Intern { nc, s: string() },
+            1 => {
+                let s = string();
+                Op::Register {
+                    nc,
+                    id: u64::from(tag >> 3),
+                    s,
+                }
+            }
+            2 => Op::Lookup { nc, s: string() },
+            3 => Op::Resolve {
+                nc,
+                id: u64::from(tag >> 3),
+            },
+            4 => Op::Close(nc),
+            5 => Op::Open(nc),
+            _ => Op::Snapshot,
+        };
+        ops.push(op);
+    }
+    ops
+}
+
+fuzz_target!(|data: &[u8]| {
+    let ops = decode(data);
+    let checks = [
+        check::<interned_string_db::OptimisticStrategy>(NCS, MASK, &ops),
+        check::<interned_string_db::RwLockStrategy>(NCS, MASK, &ops),
+        check::<interned_string_db::DashMapStrategy>(NCS, MASK, &ops),
+        check::<interned_string_db::ArcSwapStrategy>(NCS, MASK, &ops),
+    ];
+    for result in checks {
+        if let Err(disagreement) = result {
+            panic!("{disagreement}");
+        }
+    }
+});
