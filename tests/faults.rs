@@ -63,6 +63,12 @@ fn collisions_are_recorded_once<S: Strategy>(n: usize) {
     let snapshot = db.snapshot();
     assert_eq!(snapshot.len(), first.len());
     assert_eq!(as_set(snapshot.conflicts()), expected);
+    println!(
+        "collisions {:>10}: {n} strings, {} ids, {} conflicts, each recorded once",
+        S::NAME,
+        first.len(),
+        expected.len()
+    );
 }
 
 /// Threads filling one NC past its cap: each intern either stores or is
