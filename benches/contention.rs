@@ -107,7 +107,7 @@ fn contention(c: &mut Criterion) {
             for &threads in THREADS {
                 group.throughput(Throughput::Elements((threads * OPS) as u64));
                 for &name in subjects::ALL {
-                    if (own_nc && !subjects::has_ncs(name))
+                    if (own_nc && !subjects::every_placement(name))
                         || (workload == Workload::MissHeavy && subjects::skips_misses(name))
                     {
                         continue;

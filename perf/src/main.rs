@@ -185,7 +185,7 @@ fn main() {
             for &placement in &placements {
                 for subject in &subjects {
                     // Peers and the floor have one table: placement is moot.
-                    if !subjects::has_ncs(subject) && placement != placements[0] {
+                    if !subjects::every_placement(subject) && placement != placements[0] {
                         continue;
                     }
                     if subjects::skips_misses(subject) && workload == Workload::MissHeavy {
