@@ -145,6 +145,21 @@ pub fn write_all(cells: &[Cell], dir: &Path, cpus: usize) -> std::io::Result<()>
     )
 }
 
+/// Distinct colours, one per subject in report order (plotters' palettes put
+/// two yellows side by side).
+const PALETTE: [RGBColor; 10] = [
+    RGBColor(228, 26, 28),
+    RGBColor(77, 175, 74),
+    RGBColor(255, 127, 0),
+    RGBColor(55, 126, 184),
+    RGBColor(152, 78, 163),
+    RGBColor(166, 86, 40),
+    RGBColor(247, 129, 191),
+    RGBColor(120, 120, 120),
+    RGBColor(0, 0, 0),
+    RGBColor(23, 190, 207),
+];
+
 /// One line per subject over thread counts, hit-heavy same-NC cells (the
 /// reference's worst case); log-scale axes.
 fn plot_vs_threads(
@@ -195,7 +210,7 @@ fn plot_vs_threads(
         .x_label_formatter(&|x| format!("{x:.0}"))
         .draw()?;
     for (i, subject) in subjects.iter().enumerate() {
-        let color = Palette99::pick(i).to_rgba();
+        let color = PALETTE[i % PALETTE.len()].to_rgba();
         let points: Vec<(f64, f64)> = chosen
             .iter()
             .filter(|c| c.subject == *subject)
