@@ -26,8 +26,11 @@ pub(crate) struct ConflictLog {
 
 #[derive(Debug, Default)]
 struct ConflictList {
-    seen: hashbrown::HashSet<(u64, Box<[u8]>)>,
+    /// In the order they were seen.
     list: Vec<Conflict>,
+    /// Id → positions in `list`: a repeat is found by borrowing, with no
+    /// allocation (few strings share an id).
+    by_id: hashbrown::HashMap<u64, Vec<usize>>,
 }
 
 impl ConflictLog {
@@ -37,7 +40,9 @@ impl ConflictLog {
     /// loop re-interning a colliding string cannot flood the log.
     pub(crate) fn record(&self, nc: usize, id: u64, kept: &[u8], rejected: &[u8]) {
         let mut conflicts = sync::lock(&self.inner);
-        if conflicts.seen.contains(&(id, Box::from(rejected))) {
+        let ConflictList { list, by_id } = &mut *conflicts;
+        let seen = by_id.get(&id).into_iter().flatten();
+        if seen.clone().any(|&at| *list[at].rejected == *rejected) {
             return;
         }
         // Log before storing: if the logger panics, nothing is half-recorded
@@ -47,8 +52,8 @@ impl ConflictLog {
             String::from_utf8_lossy(kept),
             String::from_utf8_lossy(rejected),
         );
-        conflicts.seen.insert((id, rejected.into()));
-        conflicts.list.push(Conflict {
+        by_id.entry(id).or_default().push(list.len());
+        list.push(Conflict {
             id,
             kept: kept.into(),
             rejected: rejected.into(),

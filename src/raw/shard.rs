@@ -55,9 +55,7 @@ use core::ptr::{self, NonNull};
 use bumpalo::Bump;
 use crossbeam_utils::CachePadded;
 
-use crate::sync::{
-    self, AtomicBool, AtomicPtr, AtomicU32, AtomicUsize, Mutex, MutexGuard, Ordering,
-};
+use crate::sync::{self, AtomicBool, AtomicPtr, AtomicUsize, Mutex, MutexGuard, Ordering};
 
 /// An entry's fixed part; the bytes follow it in the same allocation.
 #[repr(C)]
@@ -129,13 +127,23 @@ fn home_bits(hash: u64) -> u32 {
 
 struct Table {
     slots: Box<[AtomicPtr<Header>]>,
-    /// Beside each occupied slot, its key's [`home_bits`]. Written and read
-    /// by the writer only (readers never look), so growth can re-place every
-    /// slot without touching an entry or re-hashing its bytes.
-    homes: Box<[AtomicU32]>,
     /// `32 - log2(slots.len())`: the start slot is the top bits of
     /// [`home_bits`].
     shift: u32,
+}
+
+/// Beside each slot of an index's current table, its key's [`home_bits`], so
+/// that growth re-places every slot without touching an entry or re-hashing
+/// its bytes. Only the writer needs it, and only for the current table: it
+/// lives under the writer lock, and a retired table carries none.
+type Homes = Vec<u32>;
+
+/// [`Homes`] for a table of `slots` slots, or `None` if the allocation fails.
+fn new_homes(slots: usize) -> Option<Homes> {
+    let mut homes = Vec::new();
+    homes.try_reserve_exact(slots).ok()?;
+    homes.resize(slots, 0);
+    Some(homes)
 }
 
 impl Table {
@@ -149,12 +157,8 @@ impl Table {
         let mut v = Vec::new();
         v.try_reserve_exact(slots).ok()?;
         v.extend((0..slots).map(|_| AtomicPtr::new(ptr::null_mut())));
-        let mut homes = Vec::new();
-        homes.try_reserve_exact(slots).ok()?;
-        homes.extend((0..slots).map(|_| AtomicU32::new(0)));
         Some(Box::new(Table {
             slots: v.into_boxed_slice(),
-            homes: homes.into_boxed_slice(),
             shift: 32 - slots.trailing_zeros(),
         }))
     }
@@ -192,21 +196,22 @@ impl Table {
         }
     }
 
-    /// Stores an entry into the first empty slot on `hash`'s probe path.
-    /// Only the writer (holding the lock) calls this, only for a key the
-    /// table does not hold, and only while the load factor allows.
-    fn place(&self, hash: u64, header: NonNull<Header>) {
-        self.place_word(home_bits(hash), pack(header, hash));
+    /// Stores an entry into the first empty slot on `hash`'s probe path,
+    /// noting its home bits in `homes` (this table's). Only the writer
+    /// (holding the lock) calls this, only for a key the table does not
+    /// hold, and only while the load factor allows.
+    fn place(&self, hash: u64, header: NonNull<Header>, homes: &mut Homes) {
+        self.place_word(home_bits(hash), pack(header, hash), homes);
     }
 
     /// [`place`](Self::place) for a slot word and its home bits.
-    fn place_word(&self, home: u32, word: *mut Header) {
+    fn place_word(&self, home: u32, word: *mut Header, homes: &mut Homes) {
         let mask = self.slots.len() - 1;
         let mut at = self.start(home);
         while !self.slots[at].load(Ordering::Relaxed).is_null() {
             at = (at + 1) & mask;
         }
-        self.homes[at].store(home, Ordering::Relaxed);
+        homes[at] = home;
         // Publishes the entry behind the pointer (see `find`).
         self.slots[at].store(word, Ordering::Release);
     }
@@ -299,8 +304,14 @@ impl Index {
     }
 
     /// Makes room for `entries`, growing (without blocking readers) into a
-    /// table twice the size. Only the writer calls this.
-    fn reserve(&self, entries: usize, retired: &mut Vec<RetiredTable>) -> Result<(), AllocFailed> {
+    /// table twice the size, whose home bits replace `homes`. Only the
+    /// writer calls this.
+    fn reserve(
+        &self,
+        entries: usize,
+        homes: &mut Homes,
+        retired: &mut Vec<RetiredTable>,
+    ) -> Result<(), AllocFailed> {
         let old_ptr = self.table.load(Ordering::Relaxed);
         // SAFETY: as in `table`; the writer lock makes this the table every
         // insert so far went into.
@@ -311,14 +322,16 @@ impl Index {
         let slots = old.slots.len().checked_mul(2).ok_or(AllocFailed)?;
         retired.try_reserve(1).map_err(|_| AllocFailed)?;
         let new = Table::new(slots).ok_or(AllocFailed)?;
+        let mut new_homes = new_homes(slots).ok_or(AllocFailed)?;
         // Slot words move as they are (the tag depends on the key only), to
         // the place their home bits give: no entry is read.
-        for (slot, home) in old.slots.iter().zip(old.homes.iter()) {
+        for (slot, &home) in old.slots.iter().zip(homes.iter()) {
             let word = slot.load(Ordering::Relaxed);
             if !word.is_null() {
-                new.place_word(home.load(Ordering::Relaxed), word);
+                new.place_word(home, word, &mut new_homes);
             }
         }
+        *homes = new_homes;
         // Publishes the filled table: a reader that acquires the pointer sees
         // every slot stored above.
         self.table.store(Box::into_raw(new), Ordering::Release);
@@ -393,6 +406,9 @@ struct Cold {
 
 struct Writer {
     arena: Bump,
+    /// The home bits of the two indexes' current tables.
+    by_bytes_homes: Homes,
+    by_id_homes: Homes,
     /// Tables replaced by growth: kept until `clear`/`drop`, because readers
     /// may still be probing them.
     retired: Vec<RetiredTable>,
@@ -402,9 +418,16 @@ struct Writer {
 }
 
 impl Writer {
-    fn new() -> Writer {
+    /// A writer for two empty tables of `slots` slots.
+    ///
+    /// # Panics
+    ///
+    /// If the allocation fails (as any collection's would).
+    fn new(slots: usize) -> Writer {
         Writer {
             arena: Bump::new(),
+            by_bytes_homes: new_homes(slots).expect("allocating a shard's first table"),
+            by_id_homes: new_homes(slots).expect("allocating a shard's first table"),
             retired: Vec::new(),
             entries: 0,
             bytes_indexed: 0,
@@ -441,7 +464,7 @@ impl RawShard {
                 hasher: BytesHasher::default(),
             }),
             cold: CachePadded::new(Cold {
-                writer: Mutex::new(Writer::new()),
+                writer: Mutex::new(Writer::new(initial_slots)),
                 entries: AtomicUsize::new(0),
                 bytes: AtomicUsize::new(0),
             }),
@@ -507,7 +530,7 @@ impl RawShard {
         self.hot.open.store(true, Ordering::Relaxed);
         // A new writer, not `Vec::clear`/`Bump::reset`, which keep their
         // capacity: clearing frees every byte.
-        *sync::lock(&self.cold.writer) = Writer::new();
+        *sync::lock(&self.cold.writer) = Writer::new(self.initial_slots);
         self.cold.entries.store(0, Ordering::Relaxed);
         self.cold.bytes.store(0, Ordering::Relaxed);
     }
@@ -572,20 +595,24 @@ impl<'a> WriteGuard<'a> {
         }
         self.reserve_by_bytes()?;
         let hot = &self.shard.hot;
-        hot.by_bytes
-            .table()
-            .place(hot.hash_bytes(entry.bytes()), entry.header);
-        self.writer.bytes_indexed += 1;
+        let writer = &mut *self.writer;
+        hot.by_bytes.table().place(
+            hot.hash_bytes(entry.bytes()),
+            entry.header,
+            &mut writer.by_bytes_homes,
+        );
+        writer.bytes_indexed += 1;
         Ok(())
     }
 
     /// Makes room for one more entry in the by-bytes index.
     fn reserve_by_bytes(&mut self) -> Result<(), AllocFailed> {
         let writer = &mut *self.writer;
-        self.shard
-            .hot
-            .by_bytes
-            .reserve(writer.bytes_indexed + 1, &mut writer.retired)
+        self.shard.hot.by_bytes.reserve(
+            writer.bytes_indexed + 1,
+            &mut writer.by_bytes_homes,
+            &mut writer.retired,
+        )
     }
 
     /// Inserts `id → bytes`, which the shard must not hold under `id`
@@ -603,7 +630,11 @@ impl<'a> WriteGuard<'a> {
         // Room in both indexes first, so that nothing below can fail after
         // the entry is published by id.
         let writer = &mut *self.writer;
-        hot.by_id.reserve(writer.entries + 1, &mut writer.retired)?;
+        hot.by_id.reserve(
+            writer.entries + 1,
+            &mut writer.by_id_homes,
+            &mut writer.retired,
+        )?;
         if id_is_hash {
             self.reserve_by_bytes()?;
         }
@@ -628,10 +659,13 @@ impl<'a> WriteGuard<'a> {
             });
             ptr::copy_nonoverlapping(bytes.as_ptr(), block.as_ptr().add(HEADER_SIZE), bytes.len());
         }
-        hot.by_id.table().place(id, header);
+        let writer = &mut *self.writer;
+        hot.by_id.table().place(id, header, &mut writer.by_id_homes);
         if id_is_hash {
-            hot.by_bytes.table().place(hot.hash_bytes(bytes), header);
-            self.writer.bytes_indexed += 1;
+            hot.by_bytes
+                .table()
+                .place(hot.hash_bytes(bytes), header, &mut writer.by_bytes_homes);
+            writer.bytes_indexed += 1;
         }
         self.writer.entries += 1;
         self.writer.bytes += bytes.len();

@@ -18,7 +18,7 @@ use crate::sync::{AtomicUsize, Ordering};
 /// [`OptimisticStrategy`](super::OptimisticStrategy) on hits, which take a
 /// read lock (an atomic read-modify-write on a shared line) here.
 ///
-/// Closing an NC is a flag ([`OpenFlag`]): an intern already past its check
+/// Closing an NC is a flag: an intern already past its check
 /// may still complete after `close_nc` returns (the optimistic and rwlock
 /// strategies exclude that).
 #[derive(Debug, Clone, Copy, Default)]
