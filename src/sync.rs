@@ -108,16 +108,3 @@ pub(crate) fn write<T>(lock: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
 pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     acquire(|| mutex.try_lock(), || mutex.lock())
 }
-
-/// Backs off inside a retry loop: a few spins, then a yield so that an
-/// oversubscribed machine lets the lock holder run.
-#[allow(dead_code)]
-pub(crate) fn backoff(attempt: u32) {
-    if attempt < 6 {
-        for _ in 0..(1u32 << attempt) {
-            spin_loop();
-        }
-    } else {
-        yield_now();
-    }
-}

@@ -397,7 +397,9 @@ impl Hot {
 }
 
 /// What misses write: the writer lock and the counters, on a cache line of
-/// their own so that taking the lock does not invalidate [`Hot`].
+/// their own so that taking the lock does not invalidate [`Hot`]. Only the
+/// lock holder stores to the counters, so under the lock a relaxed load is
+/// exact; outside it, `len` and `bytes` read them without locking.
 struct Cold {
     writer: Mutex<Writer>,
     entries: AtomicUsize,
@@ -412,9 +414,8 @@ struct Writer {
     /// Tables replaced by growth: kept until `clear`/`drop`, because readers
     /// may still be probing them.
     retired: Vec<RetiredTable>,
-    entries: usize,
+    /// Entries in the by-bytes index (the by-id index holds them all).
     bytes_indexed: usize,
-    bytes: usize,
 }
 
 impl Writer {
@@ -429,9 +430,7 @@ impl Writer {
             by_bytes_homes: new_homes(slots).expect("allocating a shard's first table"),
             by_id_homes: new_homes(slots).expect("allocating a shard's first table"),
             retired: Vec::new(),
-            entries: 0,
             bytes_indexed: 0,
-            bytes: 0,
         }
     }
 }
@@ -579,7 +578,7 @@ impl<'a> WriteGuard<'a> {
 
     /// Bytes of string data stored.
     pub(crate) fn bytes(&self) -> usize {
-        self.writer.bytes
+        self.shard.bytes()
     }
 
     /// Opens or closes the shard.
@@ -631,7 +630,7 @@ impl<'a> WriteGuard<'a> {
         // the entry is published by id.
         let writer = &mut *self.writer;
         hot.by_id.reserve(
-            writer.entries + 1,
+            self.shard.len() + 1,
             &mut writer.by_id_homes,
             &mut writer.retired,
         )?;
@@ -667,11 +666,11 @@ impl<'a> WriteGuard<'a> {
                 .place(hot.hash_bytes(bytes), header, &mut writer.by_bytes_homes);
             writer.bytes_indexed += 1;
         }
-        self.writer.entries += 1;
-        self.writer.bytes += bytes.len();
+        // Under the lock: plain stores, no read-modify-write needed.
         let cold = &self.shard.cold;
-        cold.entries.store(self.writer.entries, Ordering::Relaxed);
-        cold.bytes.store(self.writer.bytes, Ordering::Relaxed);
+        cold.entries.store(self.shard.len() + 1, Ordering::Relaxed);
+        cold.bytes
+            .store(self.shard.bytes() + bytes.len(), Ordering::Relaxed);
         Ok(())
     }
 }
