@@ -4,7 +4,7 @@ use core::fmt;
 use core::marker::PhantomData;
 
 use crate::conflict::Conflict;
-use crate::error::Error;
+use crate::error::{BatchError, Error};
 use crate::id::{get_id, ID_MASK};
 use crate::nc::NcContext;
 use crate::snapshot::Snapshot;
@@ -210,6 +210,67 @@ impl<S: Strategy> InternedStringDb<S> {
         self.intern_with_outcome(nc, bytes).map(|(id, _)| id)
     }
 
+    /// Interns every name of `names` into NC `nc`, in order, writing their
+    /// ids to `ids`: the same ids and effects as calling
+    /// [`intern_bytes`](Self::intern_bytes) on each name in turn, but the
+    /// lookups of a batch are pipelined so that their cache misses overlap
+    /// (for the optimistic strategy: every name hashed and its bucket
+    /// prefetched, then every candidate entry prefetched, then the compares).
+    /// Takes `&[&str]`, `&[&[u8]]`, `&[String]`, ...
+    ///
+    /// ```
+    /// use interned_string_db::{get_id, InternedStringDb};
+    /// let db = InternedStringDb::new();
+    /// let names = ["span/forward", "span/backward", "span/forward"];
+    /// let mut ids = [0; 3];
+    /// db.intern_batch(0, &names, &mut ids).unwrap();
+    /// assert_eq!(ids, names.map(|n| get_id(n.as_bytes())));
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`BatchError::LengthMismatch`] if `ids` is not as long as `names`
+    /// (nothing is interned); [`BatchError::At`] with the index of the first
+    /// name that failed and why (as [`intern`](Self::intern) fails): the
+    /// names before it are interned and `ids[..index]` written; `ids[index..]`
+    /// may hold anything.
+    pub fn intern_batch<B: AsRef<[u8]>>(
+        &self,
+        nc: usize,
+        names: &[B],
+        ids: &mut [u64],
+    ) -> Result<(), BatchError> {
+        /// Names looked up together: enough to overlap many misses, few
+        /// enough that the batch's lines stay in L1.
+        const STEP: usize = 64;
+        if names.len() != ids.len() {
+            return Err(BatchError::LengthMismatch {
+                names: names.len(),
+                ids: ids.len(),
+            });
+        }
+        if names.is_empty() {
+            return Ok(());
+        }
+        let ctx = self
+            .context(nc)
+            .map_err(|error| BatchError::At { index: 0, error })?;
+        for (step, (names, ids)) in names.chunks(STEP).zip(ids.chunks_mut(STEP)).enumerate() {
+            S::find_hits(&ctx.shard, names, ids);
+            for (i, (name, id)) in names.iter().zip(ids.iter_mut()).enumerate() {
+                if *id == 0 {
+                    *id = self
+                        .intern_slow(nc, name.as_ref())
+                        .map_err(|error| BatchError::At {
+                            index: step * STEP + i,
+                            error,
+                        })?;
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// [`intern_bytes`](Self::intern_bytes), also saying whether the bytes
     /// were inserted, already present, or in conflict.
     pub fn intern_with_outcome(&self, nc: usize, bytes: &[u8]) -> Result<(u64, Registered), Error> {
@@ -227,7 +288,9 @@ impl<S: Strategy> InternedStringDb<S> {
     ///
     /// As [`intern`](Self::intern).
     pub fn register(&self, nc: usize, id: u64, bytes: &[u8]) -> Result<Registered, Error> {
-        self.store(nc, id, bytes, false)
+        // A caller's id that is the hash (the runtime's own pairing) is
+        // stored as an intern would store it, reachable by the hit path.
+        self.store(nc, id, bytes, id == self.id_of(bytes))
     }
 
     /// Stores `id → bytes`; `id_is_hash` says `id` is `self.id_of(bytes)`.

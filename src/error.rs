@@ -75,3 +75,61 @@ impl fmt::Display for Error {
 }
 
 impl std::error::Error for Error {}
+
+/// Why [`intern_batch`](crate::InternedStringDb::intern_batch) stopped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum BatchError {
+    /// `names` and `ids` differ in length; nothing was interned.
+    LengthMismatch {
+        /// Names given.
+        names: usize,
+        /// Room for ids given.
+        ids: usize,
+    },
+    /// Interning the name at `index` failed: the names before it are
+    /// interned and their ids written, nothing from `index` on is.
+    At {
+        /// The position of the name that failed.
+        index: usize,
+        /// Why it failed.
+        error: Error,
+    },
+}
+
+impl BatchError {
+    /// How many names were interned (and ids written) before the batch
+    /// stopped.
+    pub fn interned(&self) -> usize {
+        match self {
+            BatchError::LengthMismatch { .. } => 0,
+            BatchError::At { index, .. } => *index,
+        }
+    }
+}
+
+impl fmt::Display for BatchError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BatchError::LengthMismatch { names, ids } => write!(
+                f,
+                "a batch of {names} names needs as many ids, not {ids}; nothing was interned"
+            ),
+            BatchError::At { index, error } => {
+                write!(
+                    f,
+                    "name {index} of the batch: {error} (the names before it are interned)"
+                )
+            }
+        }
+    }
+}
+
+impl std::error::Error for BatchError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            BatchError::At { error, .. } => Some(error),
+            BatchError::LengthMismatch { .. } => None,
+        }
+    }
+}

@@ -102,7 +102,7 @@ mod sync;
 
 pub use conflict::Conflict;
 pub use db::{Config, InternedStringDb, DEFAULT_NCS};
-pub use error::Error;
+pub use error::{BatchError, Error};
 #[cfg(not(interner_loom))]
 pub use global::global;
 pub use id::{get_id, get_id_const, ID_MASK, INVALID_ID, MAX_ID};

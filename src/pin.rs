@@ -1,7 +1,7 @@
 //! Binding threads to NCs, and pinning them to CPUs with `core_affinity`.
 
 use crate::db::InternedStringDb;
-use crate::error::Error;
+use crate::error::{BatchError, Error};
 use crate::strategy::{DefaultStrategy, Registered, Strategy};
 
 /// A db bound to one NC: `intern(&str)` needs no NC argument.
@@ -64,6 +64,20 @@ impl<'db, S: Strategy> NcHandle<'db, S> {
     #[inline]
     pub fn intern_bytes(&self, bytes: &[u8]) -> Result<u64, Error> {
         self.db.intern_bytes(self.nc, bytes)
+    }
+
+    /// [`InternedStringDb::intern_batch`] into this handle's NC.
+    ///
+    /// # Errors
+    ///
+    /// As [`InternedStringDb::intern_batch`].
+    #[inline]
+    pub fn intern_batch<B: AsRef<[u8]>>(
+        &self,
+        names: &[B],
+        ids: &mut [u64],
+    ) -> Result<(), BatchError> {
+        self.db.intern_batch(self.nc, names, ids)
     }
 
     /// [`InternedStringDb::intern_with_outcome`] into this handle's NC.

@@ -195,6 +195,16 @@ pub(crate) mod imp {
             None
         }
 
+        /// [`find_hit`](Self::find_hit) for each of `names`, writing the id
+        /// or `0` (not found) to `ids` (of the same length). A strategy that
+        /// can overlap the lookups' cache misses does so.
+        #[inline]
+        fn find_hits<B: AsRef<[u8]>>(shard: &Self::Shard, names: &[B], ids: &mut [u64]) {
+            for (name, id) in names.iter().zip(ids) {
+                *id = Self::find_hit(shard, name.as_ref()).unwrap_or(0);
+            }
+        }
+
         /// Calls `f` with the bytes stored under `id`, if any.
         fn with_entry<R>(shard: &Self::Shard, id: u64, f: impl FnOnce(&[u8]) -> R) -> Option<R>;
 

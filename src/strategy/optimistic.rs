@@ -2,12 +2,13 @@
 //! arena, with a per-NC lock only for misses.
 //!
 //! A hit is found by the bytes (a fast hash, then an exact compare) and
-//! returns the id stored with them: it computes no SipHash at all. The id
-//! index serves everything else: resolving ids, and finding conflicts.
+//! returns the id stored with them: it computes no SipHash at all. A by-id
+//! map under the NC's writer lock serves everything else: resolving ids, and
+//! finding conflicts.
 
 use super::imp::{check_cap, compare, Refusal, ShardConfig, ShardOps, ShardStats};
 use super::{Registered, Strategy};
-use crate::raw::{bytes_eq, Entry, RawShard};
+use crate::raw::{Entry, RawShard};
 
 /// The optimistic strategy: when the string is already in the NC's shard
 /// (the common case on a trace-emission path), `intern` takes no lock, does
@@ -16,7 +17,9 @@ use crate::raw::{bytes_eq, Entry, RawShard};
 /// bytes, returning the stored id. Cheaper than computing the id itself.
 ///
 /// Misses take the NC's writer lock, re-check, and append the string to the
-/// NC's `bumpalo` arena. The index grows without blocking readers. See
+/// NC's log of fixed-size slabs. The by-bytes index grows one bucket at a
+/// time without blocking readers. Resolving an id (`resolve`, `lookup`,
+/// conflicts, caller-supplied ids) takes the writer lock. See
 /// `docs/design.md` for the memory orderings and the memory cost.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct OptimisticStrategy;
@@ -37,7 +40,7 @@ impl ShardOps for OptimisticStrategy {
 
     fn new_shard(config: &ShardConfig) -> OptimisticShard {
         OptimisticShard {
-            raw: RawShard::new(config.initial_capacity),
+            raw: RawShard::try_new(config.initial_capacity).expect("allocates nothing"),
             byte_cap: config.byte_cap,
         }
     }
@@ -52,6 +55,14 @@ impl ShardOps for OptimisticStrategy {
         shard.raw.find_by_bytes(bytes).map(Entry::id)
     }
 
+    fn find_hits<B: AsRef<[u8]>>(shard: &OptimisticShard, names: &[B], ids: &mut [u64]) {
+        if shard.raw.is_open() {
+            shard.raw.find_ids_by_bytes(names, ids);
+        } else {
+            ids.fill(0);
+        }
+    }
+
     #[inline]
     fn register(
         shard: &OptimisticShard,
@@ -60,27 +71,21 @@ impl ShardOps for OptimisticStrategy {
         id_is_hash: bool,
         on_conflict: impl FnOnce(&[u8]),
     ) -> Result<Registered, Refusal> {
-        // Lock-free first, as in `find_hit`. By id: an intern reaches here
-        // after missing by bytes, so probing by bytes first would mostly
-        // repeat that miss.
+        // Lock-free first, as in `find_hit`, where that can answer: the
+        // by-bytes index holds only entries stored under the hash of their
+        // bytes, so a caller's other id always takes the lock.
         if !shard.raw.is_open() {
             return Err(Refusal::Closed);
         }
-        if let Some(entry) = shard.raw.find_by_id(id) {
-            // An entry registered with a caller's id that turns out to be
-            // the hash goes on to the miss path once, to be indexed by its
-            // bytes; every other answer is final.
-            let promote = id_is_hash
-                && bytes_eq(entry.bytes(), bytes)
-                && shard.raw.find_by_bytes(bytes).is_none();
-            if !promote {
-                return Ok(compare(entry.bytes(), bytes, on_conflict));
-            }
+        if id_is_hash && shard.raw.find_by_bytes(bytes).is_some() {
+            return Ok(Registered::AlreadyPresent);
         }
         register_miss(shard, id, bytes, id_is_hash, on_conflict)
     }
 
     fn with_entry<R>(shard: &OptimisticShard, id: u64, f: impl FnOnce(&[u8]) -> R) -> Option<R> {
+        // `find_by_id` releases the lock before returning: `f` may call back
+        // into the db.
         shard.raw.find_by_id(id).map(|entry| f(entry.bytes()))
     }
 
@@ -115,8 +120,9 @@ impl ShardOps for OptimisticStrategy {
 }
 
 /// The miss path, out of line so the hit path stays small: take the NC's
-/// writer lock, re-check (another thread may have inserted, or the table may
-/// have grown under a reader), then insert.
+/// writer lock, re-check by id (another thread may have inserted, the id may
+/// be held by other bytes, or a split may have hidden the entry from a
+/// lock-free probe), then insert.
 #[cold]
 #[inline(never)]
 fn register_miss(

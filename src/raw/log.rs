@@ -1,0 +1,318 @@
+//! The entry log: every record of a shard, appended in insertion order into
+//! fixed-size slabs, readable without a lock, walkable from any position.
+//!
+//! # Layout
+//!
+//! Records ([`record`](super::record)) are appended into slabs of
+//! [`SLAB_BYTES`]; a record larger than that gets a slab of its own. A slab is
+//! never moved or freed before the shard is cleared or dropped, so a
+//! [`Ref`] (`slab << 14 | offset`, 32 bits) names a record for the shard's
+//! lifetime. Slabs are found through a directory of base pointers, which is
+//! replaced by a bigger copy when full; replaced directories are kept until
+//! `clear`/`drop`, because readers may still hold them (they are small: 8
+//! bytes per slab, so all of them together stay under 16 bytes per 16 KiB of
+//! names).
+//!
+//! Fixed-size slabs bound the memory allocated beyond the records to one
+//! partly filled slab per NC (plus a tail left unused when a record does not
+//! fit). An arena whose chunks double (`bumpalo`'s) leaves up to half of its
+//! newest chunk unused: at 10^6 names that was megabytes per NC.
+//!
+//! # Protocol
+//!
+//! Only the writer (holding the shard's writer lock) appends. It writes the
+//! record, then makes it reachable with a **release** store: of an index slot
+//! (see `table`), and of the log's published end (`published`). Readers reach
+//! a record only through an **acquire** load of one of these, so the record
+//! and the directory entry of its slab are visible to them. A walk reads the
+//! published end with acquire and visits the records before it.
+
+use core::ptr::NonNull;
+
+use super::alloc::RawBlock;
+use super::record::{self, Entry};
+use crate::sync::{AtomicPtr, AtomicU32, AtomicUsize, Ordering};
+
+/// The size of a slab. Small in loom models, so that they cross slabs.
+#[cfg(not(interner_loom))]
+pub(crate) const SLAB_BYTES: usize = 16 * 1024;
+#[cfg(interner_loom)]
+pub(crate) const SLAB_BYTES: usize = 40;
+
+/// Bits of a [`Ref`] that hold the offset in the slab.
+const OFFSET_BITS: u32 = 14;
+const _: () = assert!(SLAB_BYTES <= 1 << OFFSET_BITS);
+
+/// Slabs a log may have: what a [`Ref`] can name, less one so that the
+/// position after the last slab still fits in 32 bits.
+const MAX_SLABS: usize = (1 << (32 - OFFSET_BITS)) - 1;
+
+/// Where a record lives: its slab and its offset there. Also a log position
+/// (the place of the next record), for walks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub(crate) struct Ref(u32);
+
+impl Ref {
+    #[inline]
+    fn new(slab: usize, offset: usize) -> Ref {
+        debug_assert!(slab <= MAX_SLABS && offset < 1 << OFFSET_BITS);
+        Ref((slab as u32) << OFFSET_BITS | offset as u32)
+    }
+
+    #[inline]
+    fn slab(self) -> usize {
+        (self.0 >> OFFSET_BITS) as usize
+    }
+
+    #[inline]
+    fn offset(self) -> usize {
+        (self.0 & ((1 << OFFSET_BITS) - 1)) as usize
+    }
+
+    /// The 32 bits, for an index slot or a cursor.
+    #[inline]
+    pub(crate) fn to_bits(self) -> u32 {
+        self.0
+    }
+
+    /// A ref from [`to_bits`](Self::to_bits).
+    #[inline]
+    pub(crate) fn from_bits(bits: u32) -> Ref {
+        Ref(bits)
+    }
+}
+
+/// The slab directory: a base pointer and the bytes used per slab.
+struct SlabDir {
+    base: Box<[AtomicPtr<u8>]>,
+    /// Bytes of records in each slab, final once the writer has moved past
+    /// it (a walk reads it only for such slabs).
+    used: Box<[AtomicUsize]>,
+}
+
+impl SlabDir {
+    fn try_new(capacity: usize) -> Option<Box<SlabDir>> {
+        let mut base = Vec::new();
+        base.try_reserve_exact(capacity).ok()?;
+        base.extend((0..capacity).map(|_| AtomicPtr::new(core::ptr::null_mut())));
+        let mut used = Vec::new();
+        used.try_reserve_exact(capacity).ok()?;
+        used.extend((0..capacity).map(|_| AtomicUsize::new(0)));
+        Some(Box::new(SlabDir {
+            base: base.into_boxed_slice(),
+            used: used.into_boxed_slice(),
+        }))
+    }
+}
+
+/// What only the writer touches.
+#[derive(Default)]
+pub(crate) struct LogWriter {
+    /// Every slab, in order (the directory's base pointers, owned).
+    slabs: Vec<RawBlock>,
+    /// Directories replaced by bigger ones; readers may still hold them.
+    retired_dirs: Vec<NonNull<SlabDir>>,
+    /// Where the next record goes in the newest slab, if it is open.
+    tail: Option<usize>,
+}
+
+// SAFETY: the retired directories are blocks of atomics that nothing writes
+// any more; they are freed only through `&mut Log`.
+unsafe impl Send for LogWriter {}
+
+/// One shard's log.
+pub(crate) struct Log {
+    dir: AtomicPtr<SlabDir>,
+    /// The position after the last published record.
+    published: AtomicU32,
+}
+
+impl Log {
+    /// An empty log; it allocates nothing until the first append.
+    pub(crate) fn new() -> Log {
+        Log {
+            dir: AtomicPtr::new(core::ptr::null_mut()),
+            published: AtomicU32::new(0),
+        }
+    }
+
+    /// The directory, with acquire: it shows every slab that any record the
+    /// caller reached (with acquire) lives in.
+    #[inline]
+    fn dir(&self) -> Option<&SlabDir> {
+        let dir = self.dir.load(Ordering::Acquire);
+        // SAFETY: a published directory is fully built before its release
+        // store and freed only through `&mut Log`, which outlives `&self`.
+        unsafe { dir.as_ref() }
+    }
+
+    /// The record at `at`.
+    ///
+    /// # Safety
+    ///
+    /// `at` must name a record of this log whose publication the caller has
+    /// acquired (it read a slot or a position stored with release after the
+    /// record was written), or the caller is the writer.
+    #[inline]
+    pub(crate) unsafe fn entry(&self, at: Ref) -> Entry<'_> {
+        let dir = self.dir().expect("a published record has a directory");
+        let base = dir.base[at.slab()].load(Ordering::Relaxed);
+        // SAFETY: the slab holds the record at that offset, complete and
+        // immutable, and lives until `&mut Log` (the caller's contract and
+        // the module's protocol). The pointer keeps the slab's provenance.
+        unsafe { Entry::at(NonNull::new_unchecked(base.add(at.offset()))) }
+    }
+
+    /// The address of the record at `at`, to prefetch: computed from the
+    /// directory without reading the record.
+    #[inline]
+    pub(crate) fn record_addr(&self, at: Ref) -> *const u8 {
+        self.dir().map_or(core::ptr::null(), |dir| {
+            dir.base[at.slab()]
+                .load(Ordering::Relaxed)
+                .wrapping_add(at.offset())
+                .cast_const()
+        })
+    }
+
+    /// The position after the last published record (acquire: every record
+    /// before it is visible).
+    #[inline]
+    pub(crate) fn end(&self) -> Ref {
+        Ref(self.published.load(Ordering::Acquire))
+    }
+
+    /// Calls `f` on every record from position `from` to the published end,
+    /// in insertion order, and returns the end. `from` must be a position
+    /// this log returned (or the default, its start).
+    pub(crate) fn walk_from(&self, from: Ref, mut f: impl FnMut(Ref, Entry<'_>)) -> Ref {
+        let end = self.end();
+        let Some(dir) = self.dir() else {
+            return end;
+        };
+        let mut at = from;
+        while at < end {
+            let slab = at.slab();
+            let stop = if slab == end.slab() {
+                end.offset()
+            } else {
+                dir.used[slab].load(Ordering::Relaxed)
+            };
+            let base = dir.base[slab].load(Ordering::Relaxed);
+            let mut offset = at.offset();
+            while offset < stop {
+                // SAFETY: every record before the published end is complete
+                // (acquired through `end`), and records are packed from the
+                // slab's start to `stop`, so `offset` is a record's start.
+                let entry = unsafe { Entry::at(NonNull::new_unchecked(base.add(offset))) };
+                f(Ref::new(slab, offset), entry);
+                offset = entry.end() as usize - base as usize;
+            }
+            at = Ref::new(slab + 1, 0);
+        }
+        end
+    }
+
+    /// Appends the record of `(id, bytes)` and returns where it is. The
+    /// record is not published: the caller makes it reachable, then calls
+    /// [`publish`](Self::publish). `None` if memory ran out (nothing changed).
+    pub(crate) fn append(&self, writer: &mut LogWriter, id: u64, bytes: &[u8]) -> Option<Ref> {
+        let size = record::record_size(bytes.len())?;
+        let (slab, offset) = match writer.tail {
+            Some(offset) if size <= SLAB_BYTES - offset => (writer.slabs.len() - 1, offset),
+            _ => (self.new_slab(writer, size.max(SLAB_BYTES))?, 0),
+        };
+        let base = writer.slabs[slab].ptr();
+        // SAFETY: the slab has `size` free bytes at `offset`, unpublished, so
+        // no reader looks at them.
+        unsafe { record::write(NonNull::new_unchecked(base.as_ptr().add(offset)), id, bytes) };
+        let next = offset + size;
+        let dir = self.dir().expect("a slab was made, so a directory exists");
+        dir.used[slab].store(next, Ordering::Relaxed);
+        writer.tail = (next < SLAB_BYTES).then_some(next);
+        Some(Ref::new(slab, offset))
+    }
+
+    /// Publishes every appended record to walks (release).
+    pub(crate) fn publish(&self, writer: &LogWriter) {
+        let last = writer.slabs.len() - 1;
+        let end = match writer.tail {
+            Some(offset) => Ref::new(last, offset),
+            None => Ref::new(last + 1, 0),
+        };
+        self.published.store(end.0, Ordering::Release);
+    }
+
+    /// Opens a new slab of `size` bytes, closing the current one. `None` if
+    /// memory ran out or the log has no room for another slab.
+    fn new_slab(&self, writer: &mut LogWriter, size: usize) -> Option<usize> {
+        let slab = writer.slabs.len();
+        if slab >= MAX_SLABS {
+            return None;
+        }
+        writer.slabs.try_reserve(1).ok()?;
+        writer.retired_dirs.try_reserve(1).ok()?;
+        let dir_ptr = self.dir.load(Ordering::Relaxed);
+        // SAFETY: as in `dir`; the writer is the only one replacing it.
+        let capacity = unsafe { dir_ptr.as_ref() }.map_or(0, |d| d.base.len());
+        let new_dir = if slab == capacity {
+            Some(SlabDir::try_new((capacity * 2).max(4))?)
+        } else {
+            None
+        };
+        let block = RawBlock::alloc(size, 1)?;
+        if let Some(new_dir) = new_dir {
+            for (i, old) in writer.slabs.iter().enumerate() {
+                new_dir.base[i].store(old.ptr().as_ptr(), Ordering::Relaxed);
+                // SAFETY: `dir_ptr` is live (see above) and holds `slab`
+                // entries.
+                let used = unsafe { &*dir_ptr }.used[i].load(Ordering::Relaxed);
+                new_dir.used[i].store(used, Ordering::Relaxed);
+            }
+            // Publishes the copied entries with the directory.
+            self.dir.store(Box::into_raw(new_dir), Ordering::Release);
+            if let Some(old) = NonNull::new(dir_ptr) {
+                writer.retired_dirs.push(old);
+            }
+        }
+        let dir = self.dir().expect("just made");
+        // Relaxed: a reader reaches this slab only through a record published
+        // later with release.
+        dir.base[slab].store(block.ptr().as_ptr(), Ordering::Relaxed);
+        writer.slabs.push(block);
+        writer.tail = None;
+        Some(slab)
+    }
+
+    /// Frees the directory and forgets every record; the slabs and retired
+    /// directories go with the [`LogWriter`], which the caller replaces.
+    pub(crate) fn clear(&mut self) {
+        self.free_dir();
+        self.published.store(0, Ordering::Relaxed);
+    }
+
+    fn free_dir(&mut self) {
+        let dir = self.dir.swap(core::ptr::null_mut(), Ordering::Relaxed);
+        if let Some(dir) = NonNull::new(dir) {
+            // SAFETY: came from `Box::into_raw`; `&mut self` means no reader.
+            drop(unsafe { Box::from_raw(dir.as_ptr()) });
+        }
+    }
+}
+
+impl Drop for Log {
+    fn drop(&mut self) {
+        self.free_dir();
+    }
+}
+
+impl Drop for LogWriter {
+    fn drop(&mut self) {
+        for dir in self.retired_dirs.drain(..) {
+            // SAFETY: came from `Box::into_raw` and is no longer reachable;
+            // the writer is dropped only with its shard or by `&mut` access
+            // to it, when no reader can hold the directory.
+            drop(unsafe { Box::from_raw(dir.as_ptr()) });
+        }
+    }
+}

@@ -1,0 +1,157 @@
+//! The layout of one record (an entry: id and bytes) in the log, and a
+//! reference to a published one.
+//!
+//! A record is `[len: LEB128, 1 to 5 bytes][id: u64 little-endian][bytes]`,
+//! byte-aligned: no header padding, so a 72-byte name costs 81 bytes. The id
+//! is read unaligned.
+
+use core::marker::PhantomData;
+use core::ptr::NonNull;
+
+/// The largest name a record holds (the length is a `u32`).
+pub(crate) const MAX_LEN: usize = u32::MAX as usize;
+
+/// Bytes a record of `len` bytes of name takes, or `None` past [`MAX_LEN`].
+#[inline]
+pub(crate) fn record_size(len: usize) -> Option<usize> {
+    if len > MAX_LEN {
+        return None;
+    }
+    Some(varint_size(len) + 8 + len)
+}
+
+#[inline]
+fn varint_size(len: usize) -> usize {
+    match len {
+        0..=0x7F => 1,
+        0x80..=0x3FFF => 2,
+        0x4000..=0x1F_FFFF => 3,
+        0x20_0000..=0xFFF_FFFF => 4,
+        _ => 5,
+    }
+}
+
+/// Writes the record of `(id, bytes)` at `dst`.
+///
+/// # Safety
+///
+/// `dst` must be valid for writes of `record_size(bytes.len())` bytes (which
+/// must be `Some`), and nothing may read them concurrently.
+pub(crate) unsafe fn write(dst: NonNull<u8>, id: u64, bytes: &[u8]) {
+    let mut at = dst.as_ptr();
+    let mut len = bytes.len() as u32;
+    // SAFETY: the record fits at `dst` (the caller's contract), and the
+    // header, id and bytes are written in order within it.
+    unsafe {
+        loop {
+            let low = (len & 0x7F) as u8;
+            len >>= 7;
+            if len == 0 {
+                at.write(low);
+                at = at.add(1);
+                break;
+            }
+            at.write(low | 0x80);
+            at = at.add(1);
+        }
+        at.cast::<[u8; 8]>().write_unaligned(id.to_le_bytes());
+        core::ptr::copy_nonoverlapping(bytes.as_ptr(), at.add(8), bytes.len());
+    }
+}
+
+/// A published record, valid as long as the shard it lives in is borrowed.
+#[derive(Clone, Copy)]
+pub(crate) struct Entry<'a> {
+    /// The first byte of the record's `id`.
+    id_at: NonNull<u8>,
+    len: u32,
+    _shard: PhantomData<&'a ()>,
+}
+
+impl<'a> Entry<'a> {
+    /// The record at `at`.
+    ///
+    /// # Safety
+    ///
+    /// `at` must point to a record written by [`write`] whose writing
+    /// happened before this call (it was published with release and found
+    /// with acquire, or the caller is its writer), in memory that is not
+    /// written again and stays allocated for `'a`.
+    #[inline]
+    pub(crate) unsafe fn at(at: NonNull<u8>) -> Entry<'a> {
+        let mut p = at.as_ptr();
+        let mut len = 0u32;
+        let mut shift = 0;
+        // SAFETY: a complete record starts at `at` (the caller's contract);
+        // its LEB128 length ends within its first 5 bytes.
+        unsafe {
+            loop {
+                let byte = p.read();
+                p = p.add(1);
+                len |= u32::from(byte & 0x7F) << shift;
+                if byte & 0x80 == 0 {
+                    break;
+                }
+                shift += 7;
+            }
+            Entry {
+                id_at: NonNull::new_unchecked(p),
+                len,
+                _shard: PhantomData,
+            }
+        }
+    }
+
+    /// The id the entry is stored under.
+    #[inline]
+    pub(crate) fn id(self) -> u64 {
+        // SAFETY: 8 bytes of id follow the length in a complete, immutable
+        // record that lives for `'a` (`Entry::at`).
+        u64::from_le_bytes(unsafe { self.id_at.as_ptr().cast::<[u8; 8]>().read_unaligned() })
+    }
+
+    /// The name's bytes.
+    #[inline]
+    pub(crate) fn bytes(self) -> &'a [u8] {
+        // SAFETY: `len` bytes follow the id in the same complete, immutable
+        // record, which lives for `'a` (`Entry::at`).
+        unsafe { core::slice::from_raw_parts(self.id_at.as_ptr().add(8), self.len as usize) }
+    }
+
+    /// The address just past the record: where the next one in its slab
+    /// starts.
+    #[inline]
+    pub(crate) fn end(self) -> *const u8 {
+        self.bytes().as_ptr_range().end
+    }
+}
+
+#[cfg(all(test, not(interner_loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips_every_length_class() {
+        for len in [0usize, 1, 0x7F, 0x80, 0x3FFF, 0x4000, 70_000] {
+            let bytes: Vec<u8> = (0..len).map(|i| i as u8).collect();
+            let size = record_size(len).unwrap();
+            let mut buf = vec![0u8; size + 3];
+            let at = NonNull::new(buf.as_mut_ptr().wrapping_add(3)).unwrap();
+            // SAFETY: `buf` has room for the record at offset 3.
+            unsafe { write(at, 0xDEAD_BEEF_0000 + len as u64, &bytes) };
+            // SAFETY: just written, and `buf` outlives `entry`.
+            let entry = unsafe { Entry::at(at) };
+            assert_eq!(entry.bytes().len(), len);
+            assert_eq!(entry.id(), 0xDEAD_BEEF_0000 + len as u64);
+            assert_eq!(entry.bytes(), &bytes[..]);
+            assert_eq!(entry.end() as usize - at.as_ptr() as usize, size);
+        }
+    }
+
+    #[test]
+    fn sizes() {
+        assert_eq!(record_size(72), Some(81));
+        assert_eq!(record_size(200), Some(210));
+        assert_eq!(record_size(MAX_LEN + 1), None);
+    }
+}

@@ -1,0 +1,494 @@
+//! The by-bytes index: lock-free lookups over buckets of one cache line,
+//! grown by linear hashing, one bucket split at a time, never copied.
+//!
+//! # Layout
+//!
+//! A bucket is 64 bytes: [`WORDS`] slot words and a link to an overflow
+//! bucket. A slot word is `(ref + 1) << 32 | low 32 bits of the key's hash`:
+//! the log [`Ref`] of a record and the hash bits that place it, so a probe
+//! filters on the hash without touching the record, and a split re-places a
+//! word without re-hashing its record. `0` is an empty slot.
+//!
+//! Buckets live in segments of [`SEGMENT_BUCKETS`], found through a
+//! directory of segment pointers. Linear hashing: with `2^level + split`
+//! buckets, a key of hash `h` lives in bucket `h mod 2^level`, or in
+//! `h mod 2^(level+1)` if that is below `split`. When the entries exceed
+//! [`LOAD`] per bucket, bucket `split` is split: its words whose hash has bit
+//! `level` set move to the new bucket `2^level + split`. The table grows one
+//! bucket at a time, so it never holds a second copy of itself and its load
+//! stays near `LOAD` (a doubling table swings between half and full).
+//!
+//! # Protocol
+//!
+//! Only the writer (holding the shard's lock) stores. Placing a word is a
+//! **release** store into an empty slot (or into a fresh overflow bucket,
+//! then linked with a **release** store). A reader loads the shape with
+//! **acquire**, then the directory and segment, then slot words and links
+//! with **acquire**, and checks a candidate record in full: a found record is
+//! complete and is the key's.
+//!
+//! A split copies the moving words into the new bucket, publishes the new
+//! shape with **release**, then clears the moved words in the old bucket. A
+//! reader with the new shape finds the copies; a reader still on the old
+//! shape finds the originals, or, if it reads the old bucket after the
+//! clear, misses: a *false miss*, which the caller re-checks under the lock.
+//! No reader ever sees a wrong record. Segments, overflow buckets and
+//! directories are freed only through `&mut` (`clear`, drop); a directory
+//! replaced by a bigger one is retired, not freed, for readers that still
+//! hold it (8 bytes per 4 KiB segment).
+
+use core::ptr::{self, NonNull};
+
+use super::log::Ref;
+use crate::sync::{AtomicPtr, AtomicU64, Ordering};
+
+/// Slot words per bucket; with the link, a bucket is one 64-byte line.
+/// Fewer in loom models, so that they overflow and split.
+#[cfg(not(interner_loom))]
+pub(crate) const WORDS: usize = 7;
+#[cfg(interner_loom)]
+pub(crate) const WORDS: usize = 2;
+
+/// Buckets per segment (4 KiB).
+#[cfg(not(interner_loom))]
+const SEGMENT_BUCKETS: usize = 64;
+#[cfg(interner_loom)]
+const SEGMENT_BUCKETS: usize = 1;
+
+/// Entries per bucket, on average, before a split.
+#[cfg(not(interner_loom))]
+pub(crate) const LOAD: usize = 5;
+#[cfg(interner_loom)]
+pub(crate) const LOAD: usize = 5;
+
+/// Buckets split in one go, so that the shape (on the line every hit reads)
+/// is written once per this many splits.
+#[cfg(not(interner_loom))]
+const SPLITS_PER_STEP: usize = 8;
+#[cfg(interner_loom)]
+const SPLITS_PER_STEP: usize = 1;
+
+/// A table may have at most `2^MAX_LEVEL` buckets: the slot word holds 32
+/// bits of hash.
+const MAX_LEVEL: u32 = 31;
+
+#[repr(C, align(64))]
+struct Bucket {
+    words: [AtomicU64; WORDS],
+    next: AtomicPtr<Bucket>,
+}
+
+impl Bucket {
+    fn new() -> Bucket {
+        Bucket {
+            words: core::array::from_fn(|_| AtomicU64::new(0)),
+            next: AtomicPtr::new(ptr::null_mut()),
+        }
+    }
+}
+
+#[inline]
+fn word_of(hash: u64, at: Ref) -> u64 {
+    (u64::from(at.to_bits()) + 1) << 32 | (hash & 0xFFFF_FFFF)
+}
+
+#[inline]
+fn ref_of(word: u64) -> Ref {
+    Ref::from_bits(((word >> 32) - 1) as u32)
+}
+
+/// `level` and `split`, packed in one word so that readers load them at once.
+#[derive(Clone, Copy)]
+struct Shape {
+    level: u32,
+    split: usize,
+}
+
+impl Shape {
+    #[inline]
+    fn unpack(word: u64) -> Shape {
+        Shape {
+            level: (word >> 56) as u32,
+            split: (word & ((1 << 56) - 1)) as usize,
+        }
+    }
+
+    #[inline]
+    fn pack(self) -> u64 {
+        u64::from(self.level) << 56 | self.split as u64
+    }
+
+    #[inline]
+    fn buckets(self) -> usize {
+        (1usize << self.level) + self.split
+    }
+
+    #[inline]
+    fn bucket_of(self, hash: u64) -> usize {
+        let low = hash as usize & ((1 << self.level) - 1);
+        if low < self.split {
+            hash as usize & ((2 << self.level) - 1)
+        } else {
+            low
+        }
+    }
+}
+
+/// The segment directory.
+struct SegmentDir {
+    segments: Box<[AtomicPtr<Bucket>]>,
+}
+
+impl SegmentDir {
+    fn try_new(capacity: usize) -> Option<NonNull<SegmentDir>> {
+        let mut segments = Vec::new();
+        segments.try_reserve_exact(capacity).ok()?;
+        segments.extend((0..capacity).map(|_| AtomicPtr::new(ptr::null_mut())));
+        try_box(SegmentDir {
+            segments: segments.into_boxed_slice(),
+        })
+    }
+}
+
+/// Refused by an insert: memory ran out. The table is unchanged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct TableFull;
+
+/// What only the writer touches: ownership of every block, and the count.
+#[derive(Default)]
+pub(crate) struct TableWriter {
+    /// Segments, each a `Box<[Bucket]>` of `SEGMENT_BUCKETS` turned raw.
+    segments: Vec<NonNull<Bucket>>,
+    overflow: Vec<NonNull<Bucket>>,
+    retired_dirs: Vec<NonNull<SegmentDir>>,
+    entries: usize,
+}
+
+// SAFETY: the blocks are atomics shared with readers by the protocol above;
+// the writer only owns the right to free them, through `&mut`.
+unsafe impl Send for TableWriter {}
+
+impl Drop for TableWriter {
+    fn drop(&mut self) {
+        for segment in self.segments.drain(..) {
+            let slice = ptr::slice_from_raw_parts_mut(segment.as_ptr(), SEGMENT_BUCKETS);
+            // SAFETY: came from `Box::into_raw` of a `SEGMENT_BUCKETS` slice;
+            // the writer is dropped only when no reader can exist.
+            drop(unsafe { Box::from_raw(slice) });
+        }
+        for bucket in self.overflow.drain(..) {
+            // SAFETY: came from `Box::into_raw`; as above.
+            drop(unsafe { Box::from_raw(bucket.as_ptr()) });
+        }
+        for dir in self.retired_dirs.drain(..) {
+            // SAFETY: came from `Box::into_raw`; as above.
+            drop(unsafe { Box::from_raw(dir.as_ptr()) });
+        }
+    }
+}
+
+/// The by-bytes index of one shard.
+pub(crate) struct Table {
+    shape: AtomicU64,
+    dir: AtomicPtr<SegmentDir>,
+}
+
+impl Table {
+    /// An empty table; it allocates nothing until the first insert.
+    pub(crate) fn new() -> Table {
+        Table {
+            shape: AtomicU64::new(0),
+            dir: AtomicPtr::new(ptr::null_mut()),
+        }
+    }
+
+    /// The bucket `index` under a directory the caller acquired after the
+    /// shape that made `index` valid.
+    #[inline]
+    fn bucket(dir: &SegmentDir, index: usize) -> &Bucket {
+        let segment = dir.segments[index / SEGMENT_BUCKETS].load(Ordering::Relaxed);
+        // SAFETY: a bucket index below the shape's count has its segment in
+        // every directory published since that shape (the segment and the
+        // directory were stored before the shape's release), and a segment
+        // lives until `&mut` access, which outlives `&self`.
+        unsafe { &*segment.add(index % SEGMENT_BUCKETS) }
+    }
+
+    /// The ref of the key of hash `hash` for which `is_key` holds. Acquire
+    /// loads only; may miss a key during a split (see the module docs).
+    #[inline]
+    pub(crate) fn find(&self, hash: u64, mut is_key: impl FnMut(Ref) -> bool) -> Option<Ref> {
+        let shape = Shape::unpack(self.shape.load(Ordering::Acquire));
+        let dir = self.dir.load(Ordering::Acquire);
+        // SAFETY: a published directory is complete and lives until `&mut`.
+        let dir = unsafe { dir.as_ref() }?;
+        let mut bucket = Self::bucket(dir, shape.bucket_of(hash));
+        loop {
+            for slot in &bucket.words {
+                let word = slot.load(Ordering::Acquire);
+                if word != 0 && word as u32 == hash as u32 && is_key(ref_of(word)) {
+                    return Some(ref_of(word));
+                }
+            }
+            let next = bucket.next.load(Ordering::Acquire);
+            // SAFETY: a linked overflow bucket was built before its release
+            // store and lives until `&mut` access.
+            bucket = unsafe { next.as_ref() }?;
+        }
+    }
+
+    /// The ref in the first slot word that may hold the key of hash `hash`:
+    /// what a lookup will most likely compare, to prefetch.
+    #[inline]
+    pub(crate) fn first_candidate(&self, hash: u64) -> Option<Ref> {
+        let mut found = None;
+        self.find(hash, |at| {
+            found = Some(at);
+            true
+        });
+        found
+    }
+
+    /// The address of the first bucket a lookup of `hash` reads, to
+    /// prefetch, if the table has one.
+    #[inline]
+    pub(crate) fn bucket_addr(&self, hash: u64) -> Option<*const u8> {
+        let shape = Shape::unpack(self.shape.load(Ordering::Acquire));
+        // SAFETY: as in `find`.
+        let dir = unsafe { self.dir.load(Ordering::Acquire).as_ref() }?;
+        Some(ptr::from_ref(Self::bucket(dir, shape.bucket_of(hash))).cast())
+    }
+
+    /// Adds the word of `(hash, at)`. Only the writer calls this, for a key
+    /// the table does not hold. Then splits buckets while the load asks for
+    /// it; a split that cannot allocate is left for a later insert.
+    pub(crate) fn insert(
+        &self,
+        writer: &mut TableWriter,
+        hash: u64,
+        at: Ref,
+        capacity: usize,
+    ) -> Result<(), TableFull> {
+        if self.dir.load(Ordering::Relaxed).is_null() {
+            self.init(writer, capacity)?;
+        }
+        let shape = Shape::unpack(self.shape.load(Ordering::Relaxed));
+        writer.overflow.try_reserve(1).map_err(|_| TableFull)?;
+        self.place(writer, shape.bucket_of(hash), word_of(hash, at))?;
+        writer.entries += 1;
+        if writer.entries > LOAD * shape.buckets() {
+            self.split(writer, shape);
+        }
+        Ok(())
+    }
+
+    /// The first directory and segments: room for `capacity` entries at
+    /// [`LOAD`], and at least one segment, all of it used.
+    fn init(&self, writer: &mut TableWriter, capacity: usize) -> Result<(), TableFull> {
+        let buckets = (capacity / LOAD)
+            .max(SEGMENT_BUCKETS)
+            .checked_next_power_of_two()
+            .filter(|b| b.trailing_zeros() <= MAX_LEVEL)
+            .ok_or(TableFull)?;
+        let segments = buckets / SEGMENT_BUCKETS;
+        writer
+            .segments
+            .try_reserve(segments)
+            .map_err(|_| TableFull)?;
+        let dir = SegmentDir::try_new(segments.max(4)).ok_or(TableFull)?;
+        for at in 0..segments {
+            let Some(segment) = new_segment() else {
+                // SAFETY: made above, never shared.
+                drop(unsafe { Box::from_raw(dir.as_ptr()) });
+                return Err(TableFull);
+            };
+            // SAFETY: made above, not yet shared.
+            unsafe { dir.as_ref() }.segments[at].store(segment.as_ptr(), Ordering::Relaxed);
+            writer.segments.push(segment);
+        }
+        // Publishes the directory, its segments and the shape.
+        self.dir.store(dir.as_ptr(), Ordering::Release);
+        let level = buckets.trailing_zeros();
+        self.shape
+            .store(Shape { level, split: 0 }.pack(), Ordering::Release);
+        Ok(())
+    }
+
+    /// Stores `word` into an empty slot of bucket `index`'s chain, adding an
+    /// overflow bucket if the chain is full (`writer.overflow` has room for
+    /// one more).
+    fn place(&self, writer: &mut TableWriter, index: usize, word: u64) -> Result<(), TableFull> {
+        let dir = self.dir.load(Ordering::Relaxed);
+        // SAFETY: the writer's own current directory.
+        let mut bucket = Self::bucket(unsafe { &*dir }, index);
+        loop {
+            for slot in &bucket.words {
+                // Relaxed: only the writer stores to slots.
+                if slot.load(Ordering::Relaxed) == 0 {
+                    // Publishes the record behind the ref (see `find`).
+                    slot.store(word, Ordering::Release);
+                    return Ok(());
+                }
+            }
+            let next = bucket.next.load(Ordering::Relaxed);
+            if next.is_null() {
+                break;
+            }
+            // SAFETY: a linked overflow bucket, live until `&mut`.
+            bucket = unsafe { &*next };
+        }
+        let fresh = Bucket::new();
+        fresh.words[0].store(word, Ordering::Relaxed);
+        let overflow = try_box(fresh).ok_or(TableFull)?;
+        writer.overflow.push(overflow);
+        // Publishes the new bucket and the word in it.
+        bucket.next.store(overflow.as_ptr(), Ordering::Release);
+        Ok(())
+    }
+
+    /// Splits up to `SPLITS_PER_STEP` buckets, then publishes the new shape.
+    fn split(&self, writer: &mut TableWriter, shape: Shape) {
+        let mut next = shape;
+        let mut moved: Vec<&AtomicU64> = Vec::new();
+        for _ in 0..SPLITS_PER_STEP {
+            if next.level >= MAX_LEVEL || writer.entries <= LOAD * next.buckets() {
+                break;
+            }
+            let target = next.buckets();
+            if self.ensure_segment(writer, target).is_err() {
+                break;
+            }
+            if self
+                .split_one(writer, next.split, target, next.level, &mut moved)
+                .is_err()
+            {
+                break;
+            }
+            next.split += 1;
+            if next.split == 1 << next.level {
+                next = Shape {
+                    level: next.level + 1,
+                    split: 0,
+                };
+            }
+        }
+        // Readers with the new shape look in the new buckets, whose words
+        // were stored before this release.
+        self.shape.store(next.pack(), Ordering::Release);
+        for slot in moved {
+            // Relaxed: a reader that reads the cleared slot only misses.
+            slot.store(0, Ordering::Relaxed);
+        }
+    }
+
+    /// Copies the words of bucket `source` whose hash has bit `level` set
+    /// into the empty bucket `target`, noting their old slots in `moved`.
+    /// All-or-nothing: the overflow buckets it needs are allocated first.
+    fn split_one<'t>(
+        &'t self,
+        writer: &mut TableWriter,
+        source: usize,
+        target: usize,
+        level: u32,
+        moved: &mut Vec<&'t AtomicU64>,
+    ) -> Result<(), TableFull> {
+        // SAFETY: the writer's own current directory, live until `&mut`.
+        let dir = unsafe { &*self.dir.load(Ordering::Relaxed) };
+        let mut movers = Vec::new();
+        let mut bucket = Self::bucket(dir, source);
+        loop {
+            for slot in &bucket.words {
+                let word = slot.load(Ordering::Relaxed);
+                if word != 0 && (word >> level) & 1 == 1 {
+                    movers.try_reserve(1).map_err(|_| TableFull)?;
+                    movers.push(slot);
+                }
+            }
+            let next = bucket.next.load(Ordering::Relaxed);
+            if next.is_null() {
+                break;
+            }
+            // SAFETY: a linked overflow bucket, live until `&mut`.
+            bucket = unsafe { &*next };
+        }
+        let extra = movers.len().saturating_sub(1) / WORDS;
+        writer.overflow.try_reserve(extra).map_err(|_| TableFull)?;
+        moved.try_reserve(movers.len()).map_err(|_| TableFull)?;
+        for slot in movers {
+            self.place(writer, target, slot.load(Ordering::Relaxed))?;
+            moved.push(slot);
+        }
+        Ok(())
+    }
+
+    /// Makes sure bucket `index` has a segment, growing the directory if
+    /// needed.
+    fn ensure_segment(&self, writer: &mut TableWriter, index: usize) -> Result<(), TableFull> {
+        let at = index / SEGMENT_BUCKETS;
+        let dir_ptr = self.dir.load(Ordering::Relaxed);
+        // SAFETY: the writer's own current directory.
+        let dir = unsafe { &*dir_ptr };
+        if at < dir.segments.len() && !dir.segments[at].load(Ordering::Relaxed).is_null() {
+            return Ok(());
+        }
+        writer.segments.try_reserve(1).map_err(|_| TableFull)?;
+        writer.retired_dirs.try_reserve(1).map_err(|_| TableFull)?;
+        let segment = new_segment().ok_or(TableFull)?;
+        // Owned from here on, whatever fails below.
+        writer.segments.push(segment);
+        if at >= dir.segments.len() {
+            let bigger = SegmentDir::try_new((at + 1).next_power_of_two()).ok_or(TableFull)?;
+            // SAFETY: just made, not yet shared.
+            let bigger_ref = unsafe { bigger.as_ref() };
+            for (old, new) in dir.segments.iter().zip(bigger_ref.segments.iter()) {
+                new.store(old.load(Ordering::Relaxed), Ordering::Relaxed);
+            }
+            // Publishes the copied pointers with the directory.
+            self.dir.store(bigger.as_ptr(), Ordering::Release);
+            writer
+                .retired_dirs
+                .push(NonNull::new(dir_ptr).expect("the current directory"));
+        }
+        // SAFETY: the writer's own current directory.
+        let dir = unsafe { &*self.dir.load(Ordering::Relaxed) };
+        // Relaxed: readers reach it only after the shape's release.
+        dir.segments[at].store(segment.as_ptr(), Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Forgets every word and frees the directory; the blocks go with the
+    /// [`TableWriter`], which the caller replaces.
+    pub(crate) fn clear(&mut self) {
+        self.free_dir();
+        self.shape.store(0, Ordering::Relaxed);
+    }
+
+    fn free_dir(&mut self) {
+        let dir = self.dir.swap(ptr::null_mut(), Ordering::Relaxed);
+        if let Some(dir) = NonNull::new(dir) {
+            // SAFETY: came from `Box::into_raw`; `&mut self` means no reader.
+            drop(unsafe { Box::from_raw(dir.as_ptr()) });
+        }
+    }
+}
+
+impl Drop for Table {
+    fn drop(&mut self) {
+        self.free_dir();
+    }
+}
+
+/// `value` on the heap as a raw pointer, or `None` if the allocation fails;
+/// free it with `Box::from_raw`.
+fn try_box<T>(value: T) -> Option<NonNull<T>> {
+    super::alloc::try_box(value).map(|b| NonNull::from(Box::leak(b)))
+}
+
+/// A segment of empty buckets, or `None` if the allocation fails.
+fn new_segment() -> Option<NonNull<Bucket>> {
+    let mut buckets = Vec::new();
+    buckets.try_reserve_exact(SEGMENT_BUCKETS).ok()?;
+    buckets.extend((0..SEGMENT_BUCKETS).map(|_| Bucket::new()));
+    let raw = Box::into_raw(buckets.into_boxed_slice());
+    NonNull::new(raw.cast::<Bucket>())
+}
