@@ -137,10 +137,25 @@ pub fn run<T: Subject>(
                         let passes = if input.repeat { usize::MAX } else { 1 };
                         let batches = std::iter::repeat_n(&input.sequence, passes)
                             .flat_map(|sequence| sequence.chunks(BATCH));
+                        let batched = subject.batched();
+                        let mut names: Vec<&str> = Vec::with_capacity(BATCH);
+                        let mut keys = [0u64; BATCH];
                         for batch in batches {
                             let t0 = Instant::now();
-                            for &i in batch {
-                                black_box(subject.intern(nc, black_box(&input.names[i as usize])));
+                            if batched {
+                                names.clear();
+                                names.extend(
+                                    batch.iter().map(|&i| input.names[i as usize].as_str()),
+                                );
+                                let keys = &mut keys[..batch.len()];
+                                subject.intern_batch(nc, black_box(&names), keys);
+                                black_box(keys);
+                            } else {
+                                for &i in batch {
+                                    black_box(
+                                        subject.intern(nc, black_box(&input.names[i as usize])),
+                                    );
+                                }
                             }
                             let t1 = Instant::now();
                             ops += batch.len() as u64;

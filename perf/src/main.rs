@@ -11,7 +11,7 @@ mod subjects;
 #[allow(dead_code)] // shared with the criterion benches
 mod workload;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use clap::Parser;
@@ -19,7 +19,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use cell::{Measurement, Placement};
 use subjects::{Subject, Visitor};
-use workload::{ThreadInput, Workload};
+use workload::{ThreadInput, Vocabulary, Workload};
 
 /// Measures lock contention of interned-string-db's strategies and of peer
 /// interners when many threads intern at once.
@@ -32,10 +32,22 @@ struct Args {
     /// Thread counts, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "1,2,16,64,256")]
     threads: Vec<usize>,
-    /// Workloads: hit-heavy (Zipf over 10,000 interned names), miss-heavy
-    /// (every name new).
+    /// Workloads: hit-heavy (Zipf over each vocabulary's names, interned
+    /// before the window), miss-heavy (every name new).
     #[arg(long, value_delimiter = ',', default_value = "hit-heavy,miss-heavy")]
     workloads: Vec<String>,
+    /// Vocabularies for hit-heavy: `synthetic` (10,000 trace-like names, in
+    /// cache), `usr-paths` (the paths of the files under /usr, real names
+    /// that do not fit in cache). Real vocabularies run in same-nc only.
+    #[arg(long, value_delimiter = ',', default_value = "synthetic,usr-paths")]
+    vocabularies: Vec<String>,
+    /// More hit-heavy vocabularies: files of one name per line (see
+    /// perf/corpus.sh), each named after its file.
+    #[arg(long, value_delimiter = ',')]
+    corpus: Vec<PathBuf>,
+    /// At most this many names from each real vocabulary.
+    #[arg(long, default_value_t = 1_000_000)]
+    corpus_limit: usize,
     /// Placements: same-nc (every thread on NC 0), own-nc (thread i on NC
     /// i mod NCs). Peers have one table and run in same-nc only.
     #[arg(long, value_delimiter = ',', default_value = "same-nc,own-nc")]
@@ -67,16 +79,27 @@ struct Args {
     list: bool,
 }
 
-/// One cell: a (subject, threads, workload, placement) and its runs.
+/// One cell: a (subject, threads, workload, vocabulary, placement) and its
+/// runs.
 pub struct Cell {
     pub subject: String,
     pub threads: usize,
     pub workload: Workload,
+    /// The vocabulary's name (miss-heavy names are synthetic).
+    pub vocabulary: String,
     pub placement: Placement,
     pub runs: Vec<Measurement>,
 }
 
 impl Cell {
+    /// The workload and, for hit-heavy, the vocabulary: `hit-heavy/usr-paths`.
+    pub fn workload_label(&self) -> String {
+        match self.workload {
+            Workload::HitHeavy => format!("{}/{}", self.workload.label(), self.vocabulary),
+            Workload::MissHeavy => self.workload.label().into(),
+        }
+    }
+
     /// The median run by throughput.
     pub fn median(&self) -> &Measurement {
         let mut order: Vec<&Measurement> = self.runs.iter().collect();
@@ -106,7 +129,7 @@ impl Visitor for Measure<'_> {
                 Placement::OwnNc => self.inputs.len().min(self.ncs),
             };
             for nc in 0..used {
-                for name in &self.inputs[0].names {
+                for name in self.inputs[0].names.iter() {
                     subject.intern(nc, name);
                 }
             }
@@ -163,6 +186,36 @@ fn main() {
         fail("threads, ncs, reps and duration must be positive");
     }
 
+    let mut vocabularies: Vec<Vocabulary> = Vec::new();
+    for v in &args.vocabularies {
+        match v.as_str() {
+            "synthetic" => vocabularies.push(Vocabulary::synthetic()),
+            "usr-paths" => {
+                let found =
+                    Vocabulary::file_paths("usr-paths", Path::new("/usr"), args.corpus_limit);
+                if found.names.len() < 1000 {
+                    eprintln!(
+                        "contention: only {} files under /usr; skipping the usr-paths vocabulary",
+                        found.names.len()
+                    );
+                } else {
+                    vocabularies.push(found);
+                }
+            }
+            other => fail(&format!("unknown vocabulary {other:?}")),
+        }
+    }
+    for path in &args.corpus {
+        match Vocabulary::from_file(path, args.corpus_limit) {
+            Ok(v) if !v.names.is_empty() => vocabularies.push(v),
+            Ok(_) => fail(&format!("{} holds no names", path.display())),
+            Err(e) => fail(&format!("reading {}: {e}", path.display())),
+        }
+    }
+    if vocabularies.is_empty() && workloads.contains(&Workload::HitHeavy) {
+        fail("hit-heavy needs a vocabulary");
+    }
+
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     println!(
         "interned-string-db contention harness: {cpus} CPUs, threads {:?}, {} s per run, {} runs per cell (median reported){}",
@@ -171,6 +224,14 @@ fn main() {
         args.reps,
         if args.pin { ", threads pinned" } else { "" }
     );
+    for v in &vocabularies {
+        println!(
+            "vocabulary {}: {} names, {:.1} bytes each on average",
+            v.name,
+            v.names.len(),
+            v.mean_len()
+        );
+    }
     if args.threads.iter().any(|&t| t > cpus) {
         println!(
             "note: with more threads than CPUs ({cpus}), the figures measure scheduling and lock-holder \
@@ -178,14 +239,25 @@ fn main() {
         );
     }
 
-    // The plan: every (workload, threads, placement, subject) cell.
-    let mut cells: Vec<Cell> = Vec::new();
+    // The plan: every (workload, vocabulary, threads, placement, subject)
+    // cell. Miss-heavy names are synthetic; a real vocabulary runs in one
+    // placement (warming it into 256 NCs would take gigabytes).
+    let synthetic = Vocabulary::synthetic();
+    let mut plan: Vec<(Workload, &Vocabulary)> = Vec::new();
     for &workload in &workloads {
+        match workload {
+            Workload::HitHeavy => plan.extend(vocabularies.iter().map(|v| (workload, v))),
+            Workload::MissHeavy => plan.push((workload, &synthetic)),
+        }
+    }
+    let mut cells: Vec<Cell> = Vec::new();
+    for &(workload, vocabulary) in &plan {
+        let real = !std::ptr::eq(vocabulary, &synthetic) && vocabulary.name != "synthetic";
         for &threads in &args.threads {
             for &placement in &placements {
                 for subject in &subjects {
                     // Peers and the floor have one table: placement is moot.
-                    if !subjects::every_placement(subject) && placement != placements[0] {
+                    if (!subjects::every_placement(subject) || real) && placement != placements[0] {
                         continue;
                     }
                     if subjects::skips_misses(subject) && workload == Workload::MissHeavy {
@@ -195,6 +267,7 @@ fn main() {
                         subject: subject.clone(),
                         threads,
                         workload,
+                        vocabulary: vocabulary.name.clone(),
                         placement,
                         runs: Vec::new(),
                     });
@@ -210,23 +283,31 @@ fn main() {
     let duration = Duration::from_secs_f64(args.duration);
     let mut at = 0;
     while at < cells.len() {
-        // The cells sharing inputs: one (workload, threads).
+        // The cells sharing inputs: one (workload, vocabulary, threads).
         let (workload, threads) = (cells[at].workload, cells[at].threads);
+        let vocabulary_name = cells[at].vocabulary.clone();
         let group_end = cells[at..]
             .iter()
-            .position(|c| (c.workload, c.threads) != (workload, threads))
+            .position(|c| {
+                (c.workload, c.threads) != (workload, threads) || c.vocabulary != vocabulary_name
+            })
             .map_or(cells.len(), |n| at + n);
         let ops = match workload {
             Workload::HitHeavy => 100_000,
             Workload::MissHeavy => (args.miss_budget / threads).max(cell::BATCH),
         };
-        let inputs = workload::inputs(workload, threads, ops, args.seed);
+        let vocabulary = plan
+            .iter()
+            .map(|&(_, v)| v)
+            .find(|v| v.name == vocabulary_name)
+            .expect("planned");
+        let inputs = workload::inputs(workload, vocabulary, threads, ops, args.seed);
         // Interleave: run 1 of every cell, then run 2 of every cell, ...
         for _ in 0..args.reps {
             for c in &mut cells[at..group_end] {
                 bar.set_message(format!(
                     "{} {} {}t {}",
-                    c.workload.label(),
+                    c.workload_label(),
                     c.placement.label(),
                     c.threads,
                     c.subject

@@ -31,7 +31,7 @@ const COLUMNS: &[&str] = &[
 
 fn fields(c: &Cell, m: &Measurement, cpus: usize) -> Vec<String> {
     vec![
-        c.workload.label().into(),
+        c.workload_label(),
         c.placement.label().into(),
         c.threads.to_string(),
         c.subject.clone(),
@@ -56,13 +56,13 @@ pub fn print_table(cells: &[Cell]) {
     let mut out = String::new();
     let mut last = None;
     for c in cells {
-        let key = (c.workload, c.placement);
-        if last != Some(key) {
+        let key = (c.workload_label(), c.placement);
+        if last.as_ref() != Some(&key) {
             last = Some(key);
             let _ = writeln!(
                 out,
                 "\n{} / {}{}",
-                c.workload.label(),
+                c.workload_label(),
                 c.placement.label(),
                 if c.placement == Placement::SameNc {
                     " (peers: one table)"
@@ -171,7 +171,11 @@ fn plot_vs_threads(
 ) -> Result<(), Box<dyn std::error::Error>> {
     let chosen: Vec<&Cell> = cells
         .iter()
-        .filter(|c| c.workload == Workload::HitHeavy && c.placement == Placement::SameNc)
+        .filter(|c| {
+            c.workload == Workload::HitHeavy
+                && c.vocabulary == "synthetic"
+                && c.placement == Placement::SameNc
+        })
         .collect();
     let mut subjects: Vec<&str> = Vec::new();
     for c in &chosen {

@@ -17,6 +17,17 @@ pub trait Subject: Sync {
     fn name(&self) -> String;
     /// Interns `s` for NC `nc`; returns a key (our id, or the peer's own).
     fn intern(&self, nc: usize, s: &str) -> u64;
+    /// Whether the harness should hand it names a batch at a time
+    /// ([`intern_batch`](Self::intern_batch)) rather than one by one.
+    fn batched(&self) -> bool {
+        false
+    }
+    /// Interns every name of `names` for NC `nc`, writing the keys to `keys`.
+    fn intern_batch(&self, nc: usize, names: &[&str], keys: &mut [u64]) {
+        for (key, s) in keys.iter_mut().zip(names) {
+            *key = self.intern(nc, s);
+        }
+    }
 }
 
 /// Calls back with each subject, statically dispatched.
@@ -42,6 +53,30 @@ impl<S: Strategy> Subject for Db<S> {
     #[inline]
     fn intern(&self, nc: usize, s: &str) -> u64 {
         self.0.intern(nc, s).expect("intern")
+    }
+}
+
+/// Our db with strategy `S`, fed a batch at a time through
+/// [`InternedStringDb::intern_batch`].
+pub struct DbBatch<S: Strategy>(pub Db<S>);
+
+impl<S: Strategy> Subject for DbBatch<S> {
+    fn name(&self) -> String {
+        format!("{}-batch", self.0 .0.strategy_name())
+    }
+    #[inline]
+    fn intern(&self, nc: usize, s: &str) -> u64 {
+        self.0.intern(nc, s)
+    }
+    fn batched(&self) -> bool {
+        true
+    }
+    #[inline]
+    fn intern_batch(&self, nc: usize, names: &[&str], keys: &mut [u64]) {
+        self.0
+             .0
+            .intern_batch(nc, names, keys)
+            .expect("intern_batch");
     }
 }
 
@@ -159,6 +194,7 @@ impl Subject for UstrPeer {
 pub const ALL: &[&str] = &[
     "get_id (floor)",
     "optimistic",
+    "optimistic-batch",
     "rwlock",
     "dashmap",
     "arc-swap",
@@ -180,7 +216,10 @@ pub fn skips_misses(name: &str) -> bool {
 /// NC. Peers have one table each. arc-swap is measured on one NC only: warming
 /// 256 NCs copy-on-write copies each NC's table per insert (quadratic per NC).
 pub fn every_placement(name: &str) -> bool {
-    matches!(name, "optimistic" | "rwlock" | "dashmap")
+    matches!(
+        name,
+        "optimistic" | "optimistic-batch" | "rwlock" | "dashmap"
+    )
 }
 
 /// Builds the subject called `name` (fresh and empty, except `ustr`, which
@@ -193,6 +232,7 @@ pub fn with_subject(name: &str, ncs: usize, visitor: &mut impl Visitor) -> bool 
     match name {
         "get_id (floor)" => visitor.visit(&GetIdOnly),
         "optimistic" => visitor.visit(&Db::<OptimisticStrategy>::new(ncs)),
+        "optimistic-batch" => visitor.visit(&DbBatch(Db::<OptimisticStrategy>::new(ncs))),
         "rwlock" => visitor.visit(&Db::<RwLockStrategy>::new(ncs)),
         "dashmap" => visitor.visit(&Db::<DashMapStrategy>::new(ncs)),
         "arc-swap" => visitor.visit(&Db::<ArcSwapStrategy>::new(ncs)),

@@ -1,6 +1,15 @@
 //! Deterministic inputs, shared by the contention harness and the criterion
 //! benches (which include this file by path), so that every strategy and peer
 //! sees the same names in the same order.
+//!
+//! Two kinds of vocabulary: the synthetic one (10,000 trace-like names, which
+//! fits in cache and flatters every design), and real ones: a file of one
+//! name per line (`perf/corpus.sh` builds symbol names and file paths from
+//! the machine's installed software), or the paths of the files under `/usr`,
+//! walked at run time so that the default run needs no set-up.
+
+use std::path::Path;
+use std::sync::Arc;
 
 /// SplitMix64: small, fast, and the same sequence on every machine.
 #[derive(Debug, Clone)]
@@ -66,14 +75,90 @@ pub fn zipf_indices(n: usize, len: usize, s: f64, seed: u64) -> Vec<u32> {
         .collect()
 }
 
+/// A named list of distinct names that hit-heavy workloads draw from.
+#[derive(Debug, Clone)]
+pub struct Vocabulary {
+    /// Its name in reports.
+    pub name: String,
+    /// The names, distinct.
+    pub names: Arc<Vec<String>>,
+}
+
+impl Vocabulary {
+    /// The synthetic vocabulary: [`VOCABULARY`] trace-like names.
+    pub fn synthetic() -> Vocabulary {
+        Vocabulary {
+            name: "synthetic".into(),
+            names: Arc::new(vocabulary(VOCABULARY)),
+        }
+    }
+
+    /// The distinct non-empty lines of `path`, at most `limit`, in file
+    /// order; named after the file's stem.
+    pub fn from_file(path: &Path, limit: usize) -> std::io::Result<Vocabulary> {
+        let text = std::fs::read_to_string(path)?;
+        let name = path
+            .file_stem()
+            .map_or_else(|| "corpus".into(), |s| s.to_string_lossy().into_owned());
+        Ok(Self::from_lines(
+            name,
+            text.lines().map(str::to_owned),
+            limit,
+        ))
+    }
+
+    /// The paths of the regular files under `root` (sorted, at most
+    /// `limit`): real names, from whatever software the machine has.
+    pub fn file_paths(name: &str, root: &Path, limit: usize) -> Vocabulary {
+        let mut paths = Vec::new();
+        let mut stack = vec![root.to_path_buf()];
+        while let Some(dir) = stack.pop() {
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                let Ok(kind) = entry.file_type() else {
+                    continue;
+                };
+                if kind.is_dir() {
+                    stack.push(entry.path());
+                } else if kind.is_file() {
+                    paths.push(entry.path().to_string_lossy().into_owned());
+                }
+            }
+        }
+        paths.sort_unstable();
+        Self::from_lines(name.into(), paths.into_iter(), limit)
+    }
+
+    fn from_lines(name: String, lines: impl Iterator<Item = String>, limit: usize) -> Vocabulary {
+        let mut seen = std::collections::HashSet::new();
+        let names: Vec<String> = lines
+            .filter(|l| !l.is_empty() && seen.insert(l.clone()))
+            .take(limit)
+            .collect();
+        Vocabulary {
+            name,
+            names: Arc::new(names),
+        }
+    }
+
+    /// Mean bytes per name.
+    pub fn mean_len(&self) -> f64 {
+        let total: usize = self.names.iter().map(String::len).sum();
+        total as f64 / self.names.len().max(1) as f64
+    }
+}
+
 /// A thread's access sequence for a workload: indices into `names`.
 /// Hit-heavy: Zipf over the shared vocabulary (interned beforehand, so
 /// ~100% hits). Miss-heavy: names private to the thread, each new the first
 /// time it is seen.
 #[derive(Debug, Clone)]
 pub struct ThreadInput {
-    /// The names this thread interns.
-    pub names: Vec<String>,
+    /// The names this thread interns (shared by the threads of a hit-heavy
+    /// cell: a real vocabulary is megabytes).
+    pub names: Arc<Vec<String>>,
     /// The order it interns them in.
     pub sequence: Vec<u32>,
     /// Whether the sequence may be run again until time is up (hits can
@@ -84,7 +169,7 @@ pub struct ThreadInput {
 /// The workloads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Workload {
-    /// Zipf over a 10,000-name vocabulary interned before the window: hits.
+    /// Zipf over a vocabulary interned before the window: hits.
     HitHeavy,
     /// Every name new: misses (inserts).
     MissHeavy,
@@ -111,25 +196,33 @@ impl Workload {
 pub const VOCABULARY: usize = 10_000;
 
 /// Inputs for `threads` threads, `ops` operations each (for hit-heavy, the
-/// length of a sequence that repeats; for miss-heavy, the budget of new
-/// names).
-pub fn inputs(workload: Workload, threads: usize, ops: usize, seed: u64) -> Vec<ThreadInput> {
+/// length of a sequence over `vocabulary` that repeats; for miss-heavy, the
+/// budget of new names).
+pub fn inputs(
+    workload: Workload,
+    vocabulary: &Vocabulary,
+    threads: usize,
+    ops: usize,
+    seed: u64,
+) -> Vec<ThreadInput> {
     match workload {
         Workload::HitHeavy => {
-            let names = vocabulary(VOCABULARY);
+            let n = vocabulary.names.len();
             (0..threads)
                 .map(|t| ThreadInput {
-                    names: names.clone(),
-                    sequence: zipf_indices(VOCABULARY, ops, 1.0, seed ^ t as u64),
+                    names: Arc::clone(&vocabulary.names),
+                    sequence: zipf_indices(n, ops, 1.0, seed ^ t as u64),
                     repeat: true,
                 })
                 .collect()
         }
         Workload::MissHeavy => (0..threads)
             .map(|t| ThreadInput {
-                names: (0..ops as u64)
-                    .map(|i| name(seed.wrapping_add(1 + t as u64), i))
-                    .collect(),
+                names: Arc::new(
+                    (0..ops as u64)
+                        .map(|i| name(seed.wrapping_add(1 + t as u64), i))
+                        .collect(),
+                ),
                 sequence: (0..ops as u32).collect(),
                 repeat: false,
             })

@@ -1,0 +1,141 @@
+//! Memory per entry beyond the string bytes, for every strategy and the
+//! peers that can be measured fresh, on synthetic and real vocabularies:
+//! `cargo bench --bench memory [-- CORPUS_FILE...]`.
+//!
+//! A counting global allocator measures the live bytes a 256-NC db (or a
+//! peer's table) holds after all names are interned on one NC, less the
+//! bytes of the names themselves: everything else counts (indexes, headers,
+//! alignment, slack, retired tables, the 256-NC fixed part). `ustr` is left
+//! out: its cache is global and cannot be emptied between measurements.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::path::Path;
+use std::sync::atomic::{AtomicIsize, Ordering};
+
+#[path = "../perf/src/subjects.rs"]
+#[allow(dead_code)]
+mod subjects;
+#[path = "../perf/src/workload.rs"]
+#[allow(dead_code)]
+mod workload;
+
+use subjects::{Subject, Visitor};
+use workload::Vocabulary;
+
+struct Counting;
+
+static LIVE: AtomicIsize = AtomicIsize::new(0);
+
+// SAFETY: forwards to `System`, only counting.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        LIVE.fetch_add(layout.size() as isize, Ordering::Relaxed);
+        // SAFETY: the caller upholds `GlobalAlloc::alloc`'s contract.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        LIVE.fetch_add(layout.size() as isize, Ordering::Relaxed);
+        // SAFETY: as above.
+        unsafe { System.alloc_zeroed(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        LIVE.fetch_sub(layout.size() as isize, Ordering::Relaxed);
+        // SAFETY: as above.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        LIVE.fetch_add(
+            new_size as isize - layout.size() as isize,
+            Ordering::Relaxed,
+        );
+        // SAFETY: as above.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+/// The subjects measured: every strategy, and the peers that own their
+/// tables.
+const SUBJECTS: &[&str] = &[
+    "optimistic",
+    "rwlock",
+    "dashmap",
+    "arc-swap",
+    "lasso::ThreadedRodeo",
+    "DashMap<id>",
+    "RwLock<HashMap<id>>",
+    "Mutex<HashMap<id>>",
+];
+
+/// Builds a subject, interns `names` into NC 0, and reports the live bytes
+/// it holds then, less the baseline taken before it was built.
+struct Measure<'a> {
+    names: &'a [String],
+    bytes: isize,
+}
+
+impl Visitor for Measure<'_> {
+    fn visit<T: Subject>(&mut self, subject: &T) {
+        for name in self.names {
+            subject.intern(0, name);
+        }
+        self.bytes = LIVE.load(Ordering::Relaxed);
+    }
+}
+
+fn measure(subject: &str, names: &[String]) -> f64 {
+    let baseline = LIVE.load(Ordering::Relaxed);
+    let mut m = Measure { names, bytes: 0 };
+    // The subject is built inside `with_subject` (after the baseline) and
+    // dropped after `visit` returns (after the reading).
+    subjects::with_subject(subject, 256, &mut m);
+    let strings: usize = names.iter().map(String::len).sum();
+    (m.bytes - baseline - strings as isize) as f64 / names.len() as f64
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    let mut vocabularies = vec![
+        Vocabulary {
+            name: "synthetic".into(),
+            names: std::sync::Arc::new(workload::vocabulary(1_000_000)),
+        },
+        Vocabulary::file_paths("usr-paths", Path::new("/usr"), 1_000_000),
+    ];
+    for path in &args {
+        match Vocabulary::from_file(Path::new(path), 1_000_000) {
+            Ok(v) => vocabularies.push(v),
+            Err(e) => eprintln!("memory: skipping {path}: {e}"),
+        }
+    }
+    println!("bytes per entry beyond the string bytes (a 256-NC db, every name on NC 0)");
+    print!("{:<12} {:>9} {:>6}", "vocabulary", "entries", "mean B");
+    for s in SUBJECTS {
+        print!(" {s:>14.14}");
+    }
+    println!();
+    for v in &vocabularies {
+        for n in [10_000, 100_000, 1_000_000] {
+            if v.names.len() < n {
+                continue;
+            }
+            let names = &v.names[..n];
+            let mean = names.iter().map(String::len).sum::<usize>() as f64 / n as f64;
+            print!("{:<12} {n:>9} {mean:>6.1}", v.name);
+            for s in SUBJECTS {
+                // Copy-on-write is quadratic to fill: small sizes only.
+                if *s == "arc-swap" && n > 10_000 {
+                    print!(" {:>14}", "-");
+                    continue;
+                }
+                print!(" {:>14.1}", measure(s, names));
+            }
+            println!();
+        }
+    }
+}
