@@ -37,6 +37,30 @@ typedef struct NrtInternedStringDb NrtInternedStringDb;
 extern "C" {
 #endif // __cplusplus
 
+// Interns the `count` names of `names` into NC `nc`, in order, writing
+// their ids to `out_ids[0..count]`: the same ids and effects as calling
+// `nrt_interned_string_db_intern` on each name in turn, in one call.
+//
+// `out_interned`, if not NULL, receives how many names were interned: all
+// `count` on success; on failure, the index of the first name that failed
+// (the names before it are interned and their ids written). Statuses as for
+// `nrt_interned_string_db_intern`, for the name that failed: `NRT_INVALID`
+// for a NULL db, a NULL `names` or `out_ids` with `count > 0`, a NULL,
+// empty or non-UTF-8 name, or `nc` out of range; `NRT_INVALID_HANDLE` for
+// a closed NC; `NRT_RESOURCE` for a cap reached or memory exhausted.
+//
+// # Safety
+//
+// `db` is NULL or live; `names` is NULL or points to `count` pointers, each
+// NULL or a valid NUL-terminated string; `out_ids` is NULL or writable for
+// `count` ids; `out_interned` is NULL or writable.
+enum NRT_STATUS nrt_interned_string_db_intern_batch(struct NrtInternedStringDb *db,
+                                                    size_t nc,
+                                                    const char *const *names,
+                                                    size_t count,
+                                                    uint64_t *out_ids,
+                                                    size_t *out_interned);
+
 // A new db of `ncs` NCs (`0` means the default, 256), with a per-NC byte
 // cap of `byte_cap` bytes of string data (`0` means none). NULL only if a
 // panic was caught.

@@ -64,6 +64,12 @@ fn c_test_suite_passes() {
 }
 
 #[test]
+fn c_batch_tests_pass() {
+    let out = build_and_run("tests/c/test_batch.c");
+    assert!(out.contains(" passed, 0 failed"), "{out}");
+}
+
+#[test]
 fn c_example_runs() {
     let out = build_and_run("examples/c/example.c");
     assert!(out.contains("402710577667408\tmodel"), "{out}");

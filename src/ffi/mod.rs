@@ -7,6 +7,7 @@
 //!
 //! This module and `src/raw/` hold all of the crate's `unsafe` code.
 
+pub mod batch;
 pub mod db;
 pub mod shard;
 

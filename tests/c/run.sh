@@ -21,7 +21,7 @@ case "$mode" in
     --asan) flags+=(-fsanitize=address -fno-omit-frame-pointer) ;;
     *) echo "usage: $0 [--valgrind|--asan]" >&2; exit 2 ;;
 esac
-for program in tests/c/test_c_api.c examples/c/example.c; do
+for program in tests/c/test_c_api.c tests/c/test_batch.c examples/c/example.c; do
     binary="$out/$(basename "$program" .c)${mode#--}"
     gcc "${flags[@]}" "$program" "${libs[@]}" -o "$binary"
     echo "--- $program ($mode)"
