@@ -29,19 +29,36 @@
 //! * [`OptimisticStrategy`] (the default): a string already in the NC's shard
 //!   is found with **no lock, no atomic read-modify-write and no store to
 //!   shared memory**, and without computing SipHash: a fast hash of the
-//!   bytes, acquire loads, one full compare, and the stored id. Misses take a
-//!   per-NC lock and append to the NC's `bumpalo` arena; the index grows
-//!   without blocking readers.
+//!   bytes, acquire loads of one bucket line, one full compare, and the stored
+//!   id. Misses, and resolving ids, take a per-NC lock; entries are appended
+//!   to the NC's log of fixed-size slabs, and the index grows one bucket at a
+//!   time without blocking readers.
 //! * [`RwLockStrategy`]: the reference's protocol, faithfully: a futex
 //!   `RwLock` per NC, taken for write on every intern (hit or miss) and for
 //!   read by the merge, under a global `RwLock` taken for read across the
 //!   merge. The compatibility mode, and the oracle the other strategies are
 //!   tested against: every behavioural test runs against every strategy.
+//! * [`DashMapStrategy`] and [`ArcSwapStrategy`]: a `DashMap` per NC, and a
+//!   copy-on-write map per NC behind `arc-swap`; for comparison in the
+//!   benchmarks (`docs/benchmarks.md` says when each wins).
 //!
 //! ```
 //! use interned_string_db::{Config, InternedStringDb, RwLockStrategy};
 //! let compat: InternedStringDb<RwLockStrategy> = InternedStringDb::with_config(Config::new());
 //! assert_eq!(compat.intern(0, "a"), Ok(933183196555764));
+//! ```
+//!
+//! Many names at once go through
+//! [`intern_batch`](InternedStringDb::intern_batch), which looks them up with
+//! their cache misses overlapped:
+//!
+//! ```
+//! use interned_string_db::InternedStringDb;
+//! let db = InternedStringDb::new();
+//! let names = ["span/forward", "span/backward"];
+//! let mut ids = [0; 2];
+//! db.intern_batch(0, &names, &mut ids).unwrap();
+//! assert_eq!(db.intern(0, "span/backward"), Ok(ids[1]));
 //! ```
 //!
 //! Threads that emit for one NC can hold an [`NcHandle`]; worker threads can
@@ -54,11 +71,11 @@
 //! Against the reference (`neuron_rustime::string_db`): the same ids, bit for
 //! bit; the same shard and snapshot semantics; and in addition conflicts
 //! recorded and reported rather than only logged, byte caps, poisoning
-//! recovery, and a hit path that takes no lock. Against general-purpose
-//! interners (`lasso`, `ustr`, a `DashMap` or `RwLock<HashMap>`): their keys
-//! are per-process (lasso, ustr) or need the id computed first; ours are
-//! deterministic, and the hit path costs about as much as computing the id
-//! alone. `docs/benchmarks.md` has the measured figures, side by side.
+//! recovery, a hit path that takes no lock, and batch interning. Against
+//! general-purpose interners (`lasso`, `ustr`, a `DashMap` or
+//! `RwLock<HashMap>`): their keys are per-process (lasso, ustr) or need the
+//! id computed first; ours are deterministic. `docs/benchmarks.md` has the
+//! measured figures, side by side.
 //!
 //! # Safety and correctness
 //!
@@ -73,12 +90,17 @@
 //!
 //! # Performance
 //!
-//! On a 2-core VM, single thread, 10,000 names of 20 to 60 bytes, Zipf
-//! accesses, all hits: the optimistic strategy costs 0.91 to 0.99 times bare
-//! [`get_id`] on the same strings, the reference protocol 1.6 to 1.8 times.
-//! Per-thread contention is counted in-process ([`contention`]). Measure on
-//! your machine with `cargo bench` and the contention harness
-//! (`cargo run --release -p perf`); see `docs/benchmarks.md`.
+//! On vocabularies that fit in cache (10,000 names of 20 to 60 bytes), a hit
+//! of the optimistic strategy costs about as much as bare [`get_id`] on the
+//! same strings. On real vocabularies of 10^5 names that do not (file paths,
+//! symbol names), a hit reads a bucket line and the stored entry, often
+//! both cache misses, and costs more than `get_id`;
+//! [`intern_batch`](InternedStringDb::intern_batch) overlaps those misses
+//! across names. Memory is about 36 to 46 bytes per entry beyond the strings.
+//! `docs/benchmarks.md` has the measured figures, peers side by side, and
+//! how to measure on your machine (`cargo bench`, and the contention harness
+//! `cargo run --release -p perf`). Per-thread contention is counted
+//! in-process ([`contention`]).
 
 #![deny(unsafe_op_in_unsafe_fn, missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks)]

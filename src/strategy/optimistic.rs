@@ -1,5 +1,5 @@
-//! The optimistic strategy: a lock-free hit path over a per-NC `bumpalo`
-//! arena, with a per-NC lock only for misses.
+//! The optimistic strategy: a lock-free hit path over a per-NC log of
+//! entries, with a per-NC lock for misses and for resolving ids.
 //!
 //! A hit is found by the bytes (a fast hash, then an exact compare) and
 //! returns the id stored with them: it computes no SipHash at all. A by-id
