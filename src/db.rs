@@ -276,8 +276,14 @@ impl<S: Strategy> InternedStringDb<S> {
 
     /// Calls `f` with the bytes NC `nc`'s shard stores under `id`, whether
     /// the NC is open or closed.
+    ///
+    /// `f` runs with no lock of the db held, so it may call back into the
+    /// db, the same NC included: intern, close, open, snapshot. The
+    /// optimistic strategy passes the stored bytes without copying them;
+    /// the lock strategies copy them out first, and arc-swap takes a
+    /// reference count.
     pub fn with_resolved<R>(&self, nc: usize, id: u64, f: impl FnOnce(&[u8]) -> R) -> Option<R> {
-        S::with_entry(&self.contexts.get(nc)?.shard, id, f)
+        S::with_entry_unlocked(&self.contexts.get(nc)?.shard, id, f)
     }
 
     /// A copy of the bytes NC `nc`'s shard stores under `id`.

@@ -227,6 +227,47 @@ fn resolve_by_id<S: Strategy>() {
     assert_eq!(db.resolve_any(12345), None);
 }
 
+/// `with_resolved`'s callback may call back into the same NC: intern (new
+/// strings and the resolved one), close, open, snapshot. Under the
+/// compatibility strategy it once ran under the NC's read lock and deadlocked;
+/// a deadlock fails the test after a minute instead of hanging it.
+fn with_resolved_callback_may_reenter_the_nc<S: Strategy>() {
+    let db = Arc::new(db::<S>(2));
+    let id = db.intern(1, "resolved").unwrap();
+    let (done, finished) = std::sync::mpsc::channel();
+    let db_in_thread = Arc::clone(&db);
+    std::thread::spawn(move || {
+        let db = db_in_thread;
+        let outcome = db.with_resolved(1, id, |bytes| {
+            // Enough strings that some land in every internal shard of a
+            // sharded map.
+            for i in 0..64 {
+                db.intern(1, &common::name(0, i)).unwrap();
+            }
+            let again = db.intern(1, "resolved");
+            db.close_nc(1).unwrap();
+            let closed = db.intern(1, "while closed");
+            db.open_nc(1).unwrap();
+            let in_snapshot = db.snapshot().contains(id);
+            (bytes.to_vec(), again, closed, in_snapshot)
+        });
+        let _ = done.send(outcome);
+    });
+    let outcome = finished
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("with_resolved deadlocked: its callback re-entered the NC");
+    assert_eq!(
+        outcome,
+        Some((
+            b"resolved".to_vec(),
+            Ok(id),
+            Err(Error::NcClosed { nc: 1 }),
+            true
+        ))
+    );
+    assert_eq!(db.nc_len(1), 65);
+}
+
 fn byte_cap_refuses_and_keeps_everything<S: Strategy>() {
     let db: InternedStringDb<S> = InternedStringDb::with_config(Config::new().ncs(2).byte_cap(10));
     assert_eq!(db.intern(0, "12345").map(|_| ()), Ok(()));
@@ -352,6 +393,7 @@ for_each_strategy!(
     closed_nc_is_skipped,
     lookup_never_inserts,
     resolve_by_id,
+    with_resolved_callback_may_reenter_the_nc,
     byte_cap_refuses_and_keeps_everything,
     snapshot_iterates_in_id_order,
     reset_frees_everything,

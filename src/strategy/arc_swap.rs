@@ -86,6 +86,17 @@ impl ShardOps for ArcSwapStrategy {
         shard.map.load().get(&id).map(|stored| f(stored))
     }
 
+    /// Takes a reference count on the string and lets the map's guard go
+    /// before calling `f`: no copy, and no guard held while `f` interns.
+    fn with_entry_unlocked<R>(
+        shard: &ArcSwapShard,
+        id: u64,
+        f: impl FnOnce(&[u8]) -> R,
+    ) -> Option<R> {
+        let stored = shard.map.load().get(&id).map(Arc::clone);
+        stored.map(|bytes| f(&bytes))
+    }
+
     fn visit_if_open(shard: &ArcSwapShard, mut f: impl FnMut(u64, &[u8])) -> bool {
         if !shard.open.is_open() {
             return false;
