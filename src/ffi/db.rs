@@ -5,7 +5,7 @@
 use std::ffi::c_char;
 
 use super::shard::InternedDataShard;
-use super::{guard, required_str, status, NRT_STATUS};
+use super::{guard, log_error, required_str, status, NRT_STATUS};
 use crate::db::{Config, InternedStringDb};
 
 /// A db of N NCs (the default strategy). Opaque to C.
@@ -68,7 +68,7 @@ unsafe fn live<'a>(
     match unsafe { db.as_ref() } {
         Some(handle) => Ok(&handle.db),
         None => {
-            log::error!("{function}: the db is NULL");
+            log_error(format_args!("{function}: the db is NULL"));
             Err(NRT_STATUS::NRT_INVALID)
         }
     }
@@ -101,7 +101,7 @@ pub unsafe extern "C" fn nrt_interned_string_db_intern(
             Err(status) => return status,
         };
         if out_id.is_null() {
-            log::error!("{NAME}: out_id is NULL");
+            log_error(format_args!("{NAME}: out_id is NULL"));
             return NRT_STATUS::NRT_INVALID;
         }
         // SAFETY: the caller's contract on `s`.
@@ -136,13 +136,7 @@ unsafe fn set_open(
         } else {
             db.close_nc(nc)
         };
-        match result {
-            Ok(()) => NRT_STATUS::NRT_SUCCESS,
-            Err(e) => {
-                log::error!("{function}: {e}");
-                NRT_STATUS::from(&e)
-            }
-        }
+        status(function, result)
     })
 }
 
@@ -198,7 +192,7 @@ pub unsafe extern "C" fn nrt_interned_string_db_snapshot(
             Err(status) => return status,
         };
         if out_shard.is_null() {
-            log::error!("{NAME}: out_shard is NULL");
+            log_error(format_args!("{NAME}: out_shard is NULL"));
             return NRT_STATUS::NRT_INVALID;
         }
         let snapshot = db.snapshot();

@@ -6,7 +6,8 @@
 use std::ffi::c_char;
 
 use super::{
-    export_names, free_c_strings, guard, leak_array, required_str, status, take_array, NRT_STATUS,
+    export_names, free_c_strings, guard, leak_array, log_error, required_str, status, take_array,
+    NRT_STATUS,
 };
 use crate::conflict::Conflict;
 use crate::db::{Config, InternedStringDb};
@@ -78,7 +79,7 @@ pub unsafe extern "C" fn nrt_interned_string_db_register_entry(
         };
         // SAFETY: the caller's contract on `shard`; shared access only.
         let Some(shard) = (unsafe { shard.as_ref() }) else {
-            log::error!("{NAME}: the shard is NULL");
+            log_error(format_args!("{NAME}: the shard is NULL"));
             return NRT_STATUS::NRT_INVALID;
         };
         status(NAME, shard.db.register(0, id, name.as_bytes()))
@@ -107,14 +108,16 @@ pub unsafe extern "C" fn nrt_interned_string_db_get_entries(
     const NAME: &str = "nrt_interned_string_db_get_entries";
     guard(NAME, NRT_STATUS::NRT_FAILURE, || {
         if shard.is_null() || out_ids.is_null() || out_names.is_null() || out_count.is_null() {
-            log::error!("{NAME}: a NULL argument");
+            log_error(format_args!("{NAME}: a NULL argument"));
             return NRT_STATUS::NRT_INVALID;
         }
         // SAFETY: non-NULL and live (the caller's contract).
         let shard = unsafe { &*shard };
         let snapshot = shard.db.snapshot();
         let Some(names) = export_names(snapshot.iter().map(|(_, bytes)| bytes)) else {
-            log::error!("{NAME}: a name holds a NUL byte; nothing exported");
+            log_error(format_args!(
+                "{NAME}: a name holds a NUL byte; nothing exported"
+            ));
             return NRT_STATUS::NRT_INVALID;
         };
         let ids: Vec<u64> = snapshot.iter().map(|(id, _)| id).collect();
@@ -145,7 +148,7 @@ pub unsafe extern "C" fn nrt_interned_string_db_free_entries(
     const NAME: &str = "nrt_interned_string_db_free_entries";
     guard(NAME, (), || {
         if ids.is_null() || names.is_null() {
-            log::error!("{NAME}: a NULL array; nothing freed");
+            log_error(format_args!("{NAME}: a NULL array; nothing freed"));
             return;
         }
         // SAFETY: the caller's contract: both arrays came from one
@@ -211,7 +214,7 @@ pub unsafe extern "C" fn nrt_interned_string_db_get_conflicts(
             || out_rejected.is_null()
             || out_count.is_null()
         {
-            log::error!("{NAME}: a NULL argument");
+            log_error(format_args!("{NAME}: a NULL argument"));
             return NRT_STATUS::NRT_INVALID;
         }
         // SAFETY: non-NULL and live (the caller's contract).
@@ -220,7 +223,9 @@ pub unsafe extern "C" fn nrt_interned_string_db_get_conflicts(
         conflicts.extend(shard.merged_conflicts.iter().cloned());
         let names = || conflicts.iter().flat_map(|c| [&*c.kept, &*c.rejected]);
         if names().any(|name| name.contains(&0)) {
-            log::error!("{NAME}: a name holds a NUL byte; nothing exported");
+            log_error(format_args!(
+                "{NAME}: a name holds a NUL byte; nothing exported"
+            ));
             return NRT_STATUS::NRT_INVALID;
         }
         let kept = export_names(conflicts.iter().map(|c| &*c.kept)).expect("checked for NUL");
@@ -256,7 +261,7 @@ pub unsafe extern "C" fn nrt_interned_string_db_free_conflicts(
     const NAME: &str = "nrt_interned_string_db_free_conflicts";
     guard(NAME, (), || {
         if ids.is_null() || kept.is_null() || rejected.is_null() {
-            log::error!("{NAME}: a NULL array; nothing freed");
+            log_error(format_args!("{NAME}: a NULL array; nothing freed"));
             return;
         }
         // SAFETY: the caller's contract: all three came from one
