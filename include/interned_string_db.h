@@ -38,8 +38,8 @@ extern "C" {
 #endif // __cplusplus
 
 // A new db of `ncs` NCs (`0` means the default, 256), with a per-NC byte
-// cap of `byte_cap` bytes of string data (`0` means none). NULL only if a
-// panic was caught.
+// cap of `byte_cap` bytes of string data (`0` means none). NULL (logged)
+// if memory for `ncs` NCs cannot be allocated, or if a panic was caught.
 struct NrtInternedStringDb *nrt_interned_string_db_create(size_t ncs, size_t byte_cap);
 
 // Frees a db and every string in it. NULL is a no-op.

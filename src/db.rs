@@ -48,7 +48,8 @@ impl Config {
         Self::default()
     }
 
-    /// The number of NCs (shards). Must be at least 1.
+    /// The number of NCs (shards). Must be at least 1
+    /// ([`Error::ZeroNcs`] otherwise).
     pub fn ncs(mut self, ncs: usize) -> Self {
         self.ncs = ncs;
         self
@@ -62,7 +63,12 @@ impl Config {
         self
     }
 
-    /// Entries each shard can hold before it first grows.
+    /// Entries each shard can hold before it first grows, allocated up front
+    /// for every NC. A capacity the allocator refuses (or, for the optimistic
+    /// strategy, past 3 × 2^30 entries, its largest table) is
+    /// [`Error::ConfigTooLarge`] from
+    /// [`try_with_config`](InternedStringDb::try_with_config): never clamped,
+    /// so that a db never silently has less room than asked for.
     pub fn initial_capacity(mut self, entries: usize) -> Self {
         self.initial_capacity = entries;
         self
@@ -124,22 +130,59 @@ impl<S: Strategy> fmt::Debug for InternedStringDb<S> {
 }
 
 impl<S: Strategy> InternedStringDb<S> {
-    /// A db built from `config`, with strategy `S`.
+    /// A db built from `config`, with strategy `S`: the convenience form of
+    /// [`try_with_config`](Self::try_with_config), for configurations known
+    /// to be good.
     ///
     /// # Panics
     ///
-    /// If `config` asks for zero NCs.
+    /// Where [`try_with_config`](Self::try_with_config) returns an error: if
+    /// `config` asks for zero NCs, or for more NCs or initial capacity than
+    /// memory can hold.
     pub fn with_config(config: Config) -> Self {
-        assert!(config.ncs >= 1, "an InternedStringDb needs at least one NC");
+        Self::try_with_config(config).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// A db built from `config`, with strategy `S`, or the reason it cannot
+    /// be. Every allocation is fallible, so an absurd configuration is an
+    /// error, never a panic or an abort.
+    ///
+    /// ```
+    /// use interned_string_db::{Config, Error, InternedStringDb};
+    /// let huge = Config::new().ncs(4).initial_capacity(1 << 40);
+    /// assert!(matches!(
+    ///     InternedStringDb::<interned_string_db::DefaultStrategy>::try_with_config(huge),
+    ///     Err(Error::ConfigTooLarge { .. })
+    /// ));
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::ZeroNcs`]; [`Error::ConfigTooLarge`] if the NCs' contexts
+    /// or their first tables (`initial_capacity` entries each) cannot be
+    /// allocated.
+    pub fn try_with_config(config: Config) -> Result<Self, Error> {
+        if config.ncs == 0 {
+            return Err(Error::ZeroNcs);
+        }
+        let too_large = || Error::ConfigTooLarge {
+            ncs: config.ncs,
+            initial_capacity: config.initial_capacity,
+        };
+        let mut contexts = Vec::new();
+        contexts
+            .try_reserve_exact(config.ncs)
+            .map_err(|_| too_large())?;
         let shard_config = config.shard_config();
-        InternedStringDb {
-            contexts: (0..config.ncs)
-                .map(|_| NcContext::new(&shard_config))
-                .collect(),
+        for _ in 0..config.ncs {
+            contexts.push(NcContext::new(&shard_config).map_err(|_| too_large())?);
+        }
+        Ok(InternedStringDb {
+            contexts: contexts.into_boxed_slice(),
             global: RwLock::new(()),
             config,
             _strategy: PhantomData,
-        }
+        })
     }
 
     /// The number of NCs.

@@ -268,6 +268,29 @@ fn with_resolved_callback_may_reenter_the_nc<S: Strategy>() {
     assert_eq!(db.nc_len(1), 65);
 }
 
+/// Bad configuration is an error from `try_with_config`, never a panic or
+/// an abort: zero NCs, and NC counts or initial capacities past what memory
+/// can hold (`with_config` once panicked on the latter and aborted on the
+/// former).
+fn absurd_configs_are_errors<S: Strategy>() {
+    let build = |config| InternedStringDb::<S>::try_with_config(config).map(|db| db.ncs());
+    assert_eq!(build(Config::new().ncs(0)), Err(Error::ZeroNcs));
+    for (ncs, initial_capacity) in [(1 << 40, 0), (usize::MAX, 0), (2, 1 << 40), (2, usize::MAX)] {
+        assert_eq!(
+            build(Config::new().ncs(ncs).initial_capacity(initial_capacity)),
+            Err(Error::ConfigTooLarge {
+                ncs,
+                initial_capacity
+            }),
+            "{ncs} NCs of {initial_capacity} entries"
+        );
+    }
+    let db = InternedStringDb::<S>::try_with_config(Config::new().ncs(3).initial_capacity(1000))
+        .unwrap();
+    let id = db.intern(2, "fits").unwrap();
+    assert_eq!(db.resolve(2, id).as_deref(), Some(&b"fits"[..]));
+}
+
 fn byte_cap_refuses_and_keeps_everything<S: Strategy>() {
     let db: InternedStringDb<S> = InternedStringDb::with_config(Config::new().ncs(2).byte_cap(10));
     assert_eq!(db.intern(0, "12345").map(|_| ()), Ok(()));
@@ -394,6 +417,7 @@ for_each_strategy!(
     lookup_never_inserts,
     resolve_by_id,
     with_resolved_callback_may_reenter_the_nc,
+    absurd_configs_are_errors,
     byte_cap_refuses_and_keeps_everything,
     snapshot_iterates_in_id_order,
     reset_frees_everything,

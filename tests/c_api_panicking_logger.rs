@@ -48,6 +48,8 @@ fn a_panicking_logger_never_aborts_the_c_api() {
             nrt_interned_string_db_intern(null_mut(), 0, c(c"x"), &mut id),
             NRT_INVALID
         );
+        // An absurd NC count is NULL, with the reason logged.
+        assert!(nrt_interned_string_db_create(1 << 40, 0).is_null());
         let db = nrt_interned_string_db_create(2, 0);
         assert!(!db.is_null());
         let bad: [(usize, *const c_char, *mut u64, NRT_STATUS); 5] = [

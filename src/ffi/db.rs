@@ -14,29 +14,30 @@ pub struct NrtInternedStringDb {
 }
 
 /// A new db of `ncs` NCs (`0` means the default, 256), with a per-NC byte
-/// cap of `byte_cap` bytes of string data (`0` means none). NULL only if a
-/// panic was caught.
+/// cap of `byte_cap` bytes of string data (`0` means none). NULL (logged)
+/// if memory for `ncs` NCs cannot be allocated, or if a panic was caught.
 #[no_mangle]
 pub extern "C" fn nrt_interned_string_db_create(
     ncs: usize,
     byte_cap: usize,
 ) -> *mut NrtInternedStringDb {
-    guard(
-        "nrt_interned_string_db_create",
-        std::ptr::null_mut(),
-        || {
-            let mut config = Config::new();
-            if ncs != 0 {
-                config = config.ncs(ncs);
+    const NAME: &str = "nrt_interned_string_db_create";
+    guard(NAME, std::ptr::null_mut(), || {
+        let mut config = Config::new();
+        if ncs != 0 {
+            config = config.ncs(ncs);
+        }
+        if byte_cap != 0 {
+            config = config.byte_cap(byte_cap);
+        }
+        match InternedStringDb::try_with_config(config) {
+            Ok(db) => Box::into_raw(Box::new(NrtInternedStringDb { db })),
+            Err(e) => {
+                log_error(format_args!("{NAME}: {e}"));
+                std::ptr::null_mut()
             }
-            if byte_cap != 0 {
-                config = config.byte_cap(byte_cap);
-            }
-            Box::into_raw(Box::new(NrtInternedStringDb {
-                db: InternedStringDb::with_config(config),
-            }))
-        },
-    )
+        }
+    })
 }
 
 /// Frees a db and every string in it. NULL is a no-op.

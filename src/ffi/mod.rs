@@ -37,7 +37,9 @@ impl From<&Error> for NRT_STATUS {
     fn from(error: &Error) -> Self {
         match error {
             Error::NcClosed { .. } => NRT_STATUS::NRT_INVALID_HANDLE,
-            Error::CapReached { .. } | Error::OutOfMemory { .. } => NRT_STATUS::NRT_RESOURCE,
+            Error::CapReached { .. } | Error::OutOfMemory { .. } | Error::ConfigTooLarge { .. } => {
+                NRT_STATUS::NRT_RESOURCE
+            }
             _ => NRT_STATUS::NRT_INVALID,
         }
     }

@@ -278,11 +278,13 @@ struct Index {
 }
 
 impl Index {
-    fn new(slots: usize) -> Index {
-        let table = Table::new(slots).expect("allocating a shard's first table");
-        Index {
+    /// An index over an empty table of `slots` slots, or `None` if the
+    /// allocation fails.
+    fn new(slots: usize) -> Option<Index> {
+        let table = Table::new(slots)?;
+        Some(Index {
             table: AtomicPtr::new(Box::into_raw(table)),
-        }
+        })
     }
 
     #[inline]
@@ -419,19 +421,16 @@ struct Writer {
 }
 
 impl Writer {
-    /// A writer for two empty tables of `slots` slots.
-    ///
-    /// # Panics
-    ///
-    /// If the allocation fails (as any collection's would).
-    fn new(slots: usize) -> Writer {
-        Writer {
+    /// A writer for two empty tables of `slots` slots, or `None` if the
+    /// allocation fails.
+    fn new(slots: usize) -> Option<Writer> {
+        Some(Writer {
             arena: Bump::new(),
-            by_bytes_homes: new_homes(slots).expect("allocating a shard's first table"),
-            by_id_homes: new_homes(slots).expect("allocating a shard's first table"),
+            by_bytes_homes: new_homes(slots)?,
+            by_id_homes: new_homes(slots)?,
             retired: Vec::new(),
             bytes_indexed: 0,
-        }
+        })
     }
 }
 
@@ -448,27 +447,35 @@ impl RawShard {
     /// # Panics
     ///
     /// If the first tables cannot be allocated (as any collection would).
+    #[cfg_attr(not(test), allow(dead_code))] // the db builds with `try_new`
     pub(crate) fn new(capacity: usize) -> Self {
+        Self::try_new(capacity).expect("allocating a shard's first tables")
+    }
+
+    /// [`new`](Self::new), or `None` if the first tables cannot be
+    /// allocated (a `capacity` past 3 × 2^30 entries always fails: a table
+    /// has at most 2^32 slots).
+    pub(crate) fn try_new(capacity: usize) -> Option<Self> {
         let initial_slots = capacity
             .saturating_mul(4)
             .div_ceil(3)
             .checked_next_power_of_two()
             .unwrap_or(1 << (usize::BITS - 1))
             .max(MIN_SLOTS);
-        RawShard {
+        Some(RawShard {
             hot: CachePadded::new(Hot {
-                by_bytes: Index::new(initial_slots),
-                by_id: Index::new(initial_slots),
+                by_bytes: Index::new(initial_slots)?,
+                by_id: Index::new(initial_slots)?,
                 open: AtomicBool::new(true),
                 hasher: BytesHasher::default(),
             }),
             cold: CachePadded::new(Cold {
-                writer: Mutex::new(Writer::new(initial_slots)),
+                writer: Mutex::new(Writer::new(initial_slots)?),
                 entries: AtomicUsize::new(0),
                 bytes: AtomicUsize::new(0),
             }),
             initial_slots,
-        }
+        })
     }
 
     /// The entry stored under `id`. Lock-free: acquire loads only, no store.
@@ -529,7 +536,8 @@ impl RawShard {
         self.hot.open.store(true, Ordering::Relaxed);
         // A new writer, not `Vec::clear`/`Bump::reset`, which keep their
         // capacity: clearing frees every byte.
-        *sync::lock(&self.cold.writer) = Writer::new(self.initial_slots);
+        *sync::lock(&self.cold.writer) =
+            Writer::new(self.initial_slots).expect("allocating a shard's first table");
         self.cold.entries.store(0, Ordering::Relaxed);
         self.cold.bytes.store(0, Ordering::Relaxed);
     }

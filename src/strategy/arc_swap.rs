@@ -46,13 +46,16 @@ impl ShardOps for ArcSwapStrategy {
     type Shard = ArcSwapShard;
     const GLOBAL_MERGE_LOCK: bool = false;
 
-    fn new_shard(config: &ShardConfig) -> ArcSwapShard {
-        ArcSwapShard {
-            map: ArcSwap::from_pointee(Map::with_capacity(config.initial_capacity)),
+    fn new_shard(config: &ShardConfig) -> Result<ArcSwapShard, Refusal> {
+        let mut map = Map::new();
+        map.try_reserve(config.initial_capacity)
+            .map_err(|_| Refusal::OutOfMemory)?;
+        Ok(ArcSwapShard {
+            map: ArcSwap::from_pointee(map),
             writer: Mutex::new(0),
             open: OpenFlag::new(),
             byte_cap: config.byte_cap,
-        }
+        })
     }
 
     fn register(

@@ -41,13 +41,22 @@ impl ShardOps for DashMapStrategy {
     type Shard = DashMapShard;
     const GLOBAL_MERGE_LOCK: bool = false;
 
-    fn new_shard(config: &ShardConfig) -> DashMapShard {
-        DashMapShard {
-            map: DashMap::with_capacity(config.initial_capacity),
+    fn new_shard(config: &ShardConfig) -> Result<DashMapShard, Refusal> {
+        // dashmap's own default sharding, made explicit: its `try_reserve`
+        // reserves per internal shard, so the capacity is split here.
+        let shards = std::thread::available_parallelism()
+            .map_or(1, usize::from)
+            .saturating_mul(4)
+            .next_power_of_two();
+        let mut map = DashMap::with_capacity_and_shard_amount(0, shards);
+        map.try_reserve(config.initial_capacity.div_ceil(shards))
+            .map_err(|_| Refusal::OutOfMemory)?;
+        Ok(DashMapShard {
+            map,
             open: OpenFlag::new(),
             bytes: AtomicUsize::new(0),
             byte_cap: config.byte_cap,
-        }
+        })
     }
 
     fn register(

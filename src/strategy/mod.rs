@@ -180,8 +180,9 @@ pub(crate) mod imp {
         /// (the reference protocol).
         const GLOBAL_MERGE_LOCK: bool;
 
-        /// An empty, open shard.
-        fn new_shard(config: &ShardConfig) -> Self::Shard;
+        /// An empty, open shard, with room for `config.initial_capacity`
+        /// entries allocated fallibly: `Err(OutOfMemory)` if it cannot be.
+        fn new_shard(config: &ShardConfig) -> Result<Self::Shard, Refusal>;
 
         /// Registers `id → bytes`. `id_is_hash` says that `id` is the db's
         /// id of `bytes` (an intern), not a caller's (`register`, the C

@@ -41,15 +41,18 @@ impl ShardOps for RwLockStrategy {
     type Shard = RwLockShard;
     const GLOBAL_MERGE_LOCK: bool = true;
 
-    fn new_shard(config: &ShardConfig) -> RwLockShard {
-        RwLockShard {
+    fn new_shard(config: &ShardConfig) -> Result<RwLockShard, Refusal> {
+        let mut map = hashbrown::HashMap::new();
+        map.try_reserve(config.initial_capacity)
+            .map_err(|_| Refusal::OutOfMemory)?;
+        Ok(RwLockShard {
             inner: RwLock::new(Table {
                 open: true,
-                map: hashbrown::HashMap::with_capacity(config.initial_capacity),
+                map,
                 bytes: 0,
                 byte_cap: config.byte_cap,
             }),
-        }
+        })
     }
 
     fn register(

@@ -239,6 +239,10 @@ static void test_db_api(void) {
     nrt_interned_string_db_destroy(db);
     nrt_interned_string_db_destroy(NULL);
 
+    /* An absurd NC count is NULL (memory is allocated fallibly), never an
+     * abort. */
+    CHECK(nrt_interned_string_db_create((size_t)1 << 40, 0) == NULL);
+
     /* A byte cap reached is NRT_RESOURCE, and loses nothing stored. */
     db = nrt_interned_string_db_create(1, 10);
     CHECK(nrt_interned_string_db_intern(db, 0, "0123456789", &id) == NRT_SUCCESS);
