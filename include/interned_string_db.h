@@ -173,6 +173,16 @@ enum NRT_STATUS nrt_interned_string_db_get_conflicts(struct InternedDataShard *s
                                                      char ***out_rejected,
                                                      size_t *out_count);
 
+// How many conflicts `shard` counted without storing them, because its
+// conflict budget (64 KiB of conflicting strings, as for every NC) was
+// spent; for a snapshot, also those of the merged NCs. They are missing from
+// [`nrt_interned_string_db_get_conflicts`]. `0` for a NULL shard.
+//
+// # Safety
+//
+// `shard` is NULL or live.
+uint64_t nrt_interned_string_db_get_conflicts_dropped(struct InternedDataShard *shard);
+
 // Frees the arrays of [`nrt_interned_string_db_get_conflicts`]. NULL arrays
 // are a logged no-op.
 //

@@ -16,7 +16,13 @@ use crate::sync::{self, RwLock};
 /// `CONTEXTS[256]`).
 pub const DEFAULT_NCS: usize = 256;
 
-/// How a db is built: number of NCs, per-NC byte cap, initial capacity.
+/// Bytes of conflicts each NC stores unless configured otherwise
+/// ([`Config::conflict_budget`]): 64 KiB, about 340 conflicts between names
+/// of 60 bytes, so 16 MiB for 256 NCs at worst.
+pub const DEFAULT_CONFLICT_BUDGET: usize = 64 * 1024;
+
+/// How a db is built: number of NCs, per-NC byte cap, initial capacity,
+/// per-NC conflict budget.
 ///
 /// ```
 /// use interned_string_db::{Config, InternedStringDb};
@@ -28,6 +34,7 @@ pub struct Config {
     ncs: usize,
     byte_cap: Option<usize>,
     initial_capacity: usize,
+    conflict_budget: usize,
     id_mask: u64,
 }
 
@@ -37,13 +44,15 @@ impl Default for Config {
             ncs: DEFAULT_NCS,
             byte_cap: None,
             initial_capacity: 0,
+            conflict_budget: DEFAULT_CONFLICT_BUDGET,
             id_mask: ID_MASK,
         }
     }
 }
 
 impl Config {
-    /// The defaults: 256 NCs, no byte cap, shards that start empty.
+    /// The defaults: 256 NCs, no byte cap, shards that start empty, a
+    /// conflict budget of [`DEFAULT_CONFLICT_BUDGET`] bytes per NC.
     pub fn new() -> Self {
         Self::default()
     }
@@ -71,6 +80,19 @@ impl Config {
     /// so that a db never silently has less room than asked for.
     pub fn initial_capacity(mut self, entries: usize) -> Self {
         self.initial_capacity = entries;
+        self
+    }
+
+    /// Caps the memory each NC's conflict log may take: the bytes of the
+    /// conflicting strings (each rejected string, and each contested id's
+    /// kept string once) plus 128 bytes of bookkeeping per string. Past it, a
+    /// new conflict still keeps the first string and still returns
+    /// [`Registered::Conflict`], but is counted in
+    /// [`conflicts_dropped`](InternedStringDb::conflicts_dropped) (and
+    /// [`Snapshot::conflicts_dropped`]) instead of being stored. Conflicts do
+    /// not count against [`byte_cap`](Self::byte_cap). `0` stores none.
+    pub fn conflict_budget(mut self, bytes: usize) -> Self {
+        self.conflict_budget = bytes;
         self
     }
 
@@ -175,7 +197,9 @@ impl<S: Strategy> InternedStringDb<S> {
             .map_err(|_| too_large())?;
         let shard_config = config.shard_config();
         for _ in 0..config.ncs {
-            contexts.push(NcContext::new(&shard_config).map_err(|_| too_large())?);
+            contexts.push(
+                NcContext::new(&shard_config, config.conflict_budget).map_err(|_| too_large())?,
+            );
         }
         Ok(InternedStringDb {
             contexts: contexts.into_boxed_slice(),
@@ -409,7 +433,13 @@ impl<S: Strategy> InternedStringDb<S> {
     pub fn conflicts(&self) -> Vec<Conflict> {
         let mut all = Vec::new();
         for ctx in self.contexts.iter() {
-            ctx.conflicts.for_each(|c| all.push(c.clone()));
+            ctx.conflicts.for_each(|c| {
+                all.push(Conflict {
+                    id: c.id,
+                    kept: c.kept.into(),
+                    rejected: c.rejected.into(),
+                });
+            });
         }
         all
     }
@@ -417,6 +447,18 @@ impl<S: Strategy> InternedStringDb<S> {
     /// How many distinct conflicts the shards have recorded.
     pub fn conflict_count(&self) -> usize {
         self.contexts.iter().map(|ctx| ctx.conflicts.len()).sum()
+    }
+
+    /// How many conflicts any shard, open or closed, counted without storing
+    /// them because its [conflict budget](Config::conflict_budget) was spent
+    /// (a repeat of a dropped conflict counts again). Non-zero means that
+    /// [`conflicts`](Self::conflicts) is incomplete: many strings contest
+    /// some id, which for names from untrusted input may be deliberate.
+    pub fn conflicts_dropped(&self) -> u64 {
+        self.contexts
+            .iter()
+            .map(|ctx| ctx.conflicts.dropped())
+            .sum()
     }
 
     /// Merges every open NC's shard into one deduplicated id → bytes map.
@@ -437,6 +479,7 @@ impl<S: Strategy> InternedStringDb<S> {
         let mut merged: hashbrown::HashMap<u64, Box<[u8]>> = hashbrown::HashMap::new();
         // Every (id, bytes) seen beside the kept bytes of its id.
         let mut contested: Vec<(u64, Box<[u8]>)> = Vec::new();
+        let mut conflicts_dropped = 0;
         {
             let _global = S::GLOBAL_MERGE_LOCK.then(|| sync::read(&self.global));
             for ctx in self.contexts.iter() {
@@ -452,9 +495,10 @@ impl<S: Strategy> InternedStringDb<S> {
                 });
                 if open {
                     ctx.conflicts.for_each(|c| {
-                        contested.push((c.id, c.kept.clone()));
-                        contested.push((c.id, c.rejected.clone()));
+                        contested.push((c.id, c.kept.into()));
+                        contested.push((c.id, c.rejected.into()));
                     });
+                    conflicts_dropped += ctx.conflicts.dropped();
                 }
             }
         }
@@ -470,6 +514,7 @@ impl<S: Strategy> InternedStringDb<S> {
             })
             .collect();
         Snapshot::from_parts(merged.into_iter().collect(), conflicts)
+            .with_conflicts_dropped(conflicts_dropped)
     }
 
     /// Frees every entry and conflict of every NC and reopens them all.

@@ -13,10 +13,12 @@ pub(crate) struct NcContext<S: Strategy> {
 }
 
 impl<S: Strategy> NcContext<S> {
-    pub(crate) fn new(config: &ShardConfig) -> Result<Self, Refusal> {
+    /// An open NC whose conflict log stores at most `conflict_budget`
+    /// bytes.
+    pub(crate) fn new(config: &ShardConfig, conflict_budget: usize) -> Result<Self, Refusal> {
         Ok(NcContext {
             shard: S::new_shard(config)?,
-            conflicts: ConflictLog::default(),
+            conflicts: ConflictLog::new(conflict_budget),
         })
     }
 }

@@ -152,6 +152,61 @@ fn shard_conflicts_are_normalised_to_the_kept_string<S: Strategy>() {
     assert!(snapshot.conflicts().iter().all(|c| &*c.kept == b"a"));
 }
 
+/// Past its conflict budget an NC counts conflicts instead of storing them;
+/// the caller still gets `Registered::Conflict` and the first string stays.
+fn conflict_budget_counts_what_it_cannot_store<S: Strategy>() {
+    let mut db: InternedStringDb<S> = InternedStringDb::with_config(
+        Config::new()
+            .ncs(2)
+            .conflict_budget(0)
+            .narrow_id_mask_for_tests(0),
+    );
+    assert_eq!(
+        db.intern_with_outcome(0, b"first").unwrap().1,
+        Registered::Inserted
+    );
+    for dropped in 1..=2 {
+        // Not stored, so a repeat cannot be recognised: it counts again.
+        assert_eq!(
+            db.intern_with_outcome(0, b"second").unwrap().1,
+            Registered::Conflict
+        );
+        assert_eq!(db.conflicts_dropped(), dropped);
+    }
+    assert!(db.conflicts().is_empty());
+    assert_eq!(
+        db.intern_with_outcome(1, b"x").unwrap().1,
+        Registered::Inserted
+    );
+    assert_eq!(db.register(1, 1, b"y"), Ok(Registered::Conflict));
+    let snapshot = db.snapshot();
+    assert_eq!(snapshot.get_str(1), Some("first"));
+    assert_eq!(snapshot.conflicts_dropped(), 3);
+    db.close_nc(1).unwrap();
+    assert_eq!(
+        db.snapshot().conflicts_dropped(),
+        2,
+        "a closed NC is skipped"
+    );
+    assert_eq!(db.conflicts_dropped(), 3, "but still counted by the db");
+    db.reset();
+    assert_eq!(db.conflicts_dropped(), 0);
+
+    // A budget that holds one conflict: the first is stored, the next counted.
+    let db: InternedStringDb<S> = InternedStringDb::with_config(
+        Config::new()
+            .ncs(1)
+            .conflict_budget(2 * 128 + 2)
+            .narrow_id_mask_for_tests(0),
+    );
+    db.intern(0, "a").unwrap();
+    db.intern(0, "b").unwrap();
+    db.intern(0, "c").unwrap();
+    assert_eq!(db.conflict_count(), 1);
+    assert_eq!(db.conflicts()[0].rejected[..], b"b"[..]);
+    assert_eq!(db.conflicts_dropped(), 1);
+}
+
 fn caller_supplied_id_is_trusted<S: Strategy>() {
     let db = db::<S>(1);
     assert_eq!(db.register(0, 42, b"not hashed"), Ok(Registered::Inserted));
@@ -412,6 +467,7 @@ for_each_strategy!(
     conflict_is_recorded,
     conflict_across_shards_is_reported,
     shard_conflicts_are_normalised_to_the_kept_string,
+    conflict_budget_counts_what_it_cannot_store,
     caller_supplied_id_is_trusted,
     closed_nc_is_skipped,
     lookup_never_inserts,

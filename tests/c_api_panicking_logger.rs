@@ -126,6 +126,7 @@ fn a_panicking_logger_never_aborts_the_c_api() {
         assert_eq!(CStr::from_ptr(*names).to_bytes(), b"a");
         nrt_interned_string_db_free_entries(ids, names, count);
         assert_eq!(nrt_interned_string_db_get_id(null()), 0);
+        assert_eq!(nrt_interned_string_db_get_conflicts_dropped(null_mut()), 0);
 
         nrt_interned_string_db_shard_free(shard);
         nrt_interned_string_db_shard_free(snapshot);

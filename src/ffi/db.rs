@@ -205,6 +205,7 @@ pub unsafe extern "C" fn nrt_interned_string_db_snapshot(
             }
         }
         shard.merged_conflicts = snapshot.conflicts().to_vec();
+        shard.merged_conflicts_dropped = snapshot.conflicts_dropped();
         // SAFETY: non-NULL and writable (the caller's contract).
         unsafe { *out_shard = Box::into_raw(Box::new(shard)) };
         NRT_STATUS::NRT_SUCCESS

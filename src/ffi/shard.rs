@@ -20,6 +20,8 @@ pub struct InternedDataShard {
     /// Conflicts found when this shard was built by merging (a snapshot),
     /// beside those its own registrations find.
     pub(crate) merged_conflicts: Vec<Conflict>,
+    /// Conflicts the merged NCs counted without storing them.
+    pub(crate) merged_conflicts_dropped: u64,
 }
 
 impl InternedDataShard {
@@ -27,6 +29,7 @@ impl InternedDataShard {
         InternedDataShard {
             db: InternedStringDb::with_config(Config::new().ncs(1)),
             merged_conflicts: Vec::new(),
+            merged_conflicts_dropped: 0,
         }
     }
 }
@@ -241,6 +244,31 @@ pub unsafe extern "C" fn nrt_interned_string_db_get_conflicts(
             *out_count = count;
         }
         NRT_STATUS::NRT_SUCCESS
+    })
+}
+
+/// How many conflicts `shard` counted without storing them, because its
+/// conflict budget (64 KiB of conflicting strings, as for every NC) was
+/// spent; for a snapshot, also those of the merged NCs. They are missing from
+/// [`nrt_interned_string_db_get_conflicts`]. `0` for a NULL shard.
+///
+/// # Safety
+///
+/// `shard` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn nrt_interned_string_db_get_conflicts_dropped(
+    shard: *mut InternedDataShard,
+) -> u64 {
+    const NAME: &str = "nrt_interned_string_db_get_conflicts_dropped";
+    guard(NAME, 0, || {
+        // SAFETY: NULL or live (the caller's contract); shared access only.
+        match unsafe { shard.as_ref() } {
+            Some(shard) => shard.db.conflicts_dropped() + shard.merged_conflicts_dropped,
+            None => {
+                log_error(format_args!("{NAME}: the shard is NULL"));
+                0
+            }
+        }
     })
 }
 

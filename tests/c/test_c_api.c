@@ -87,6 +87,25 @@ static void test_register_and_export(void) {
     }
     nrt_interned_string_db_free_conflicts(cids, kept, rejected, count);
     CHECK(nrt_interned_string_db_get_conflicts(NULL, &cids, &kept, &rejected, &count) == NRT_INVALID);
+    CHECK(nrt_interned_string_db_get_conflicts_dropped(shard) == 0);
+    CHECK(nrt_interned_string_db_get_conflicts_dropped(NULL) == 0);
+
+    /* Many strings under one id: the conflict log stores what fits its
+     * 64 KiB budget and counts the rest; none is lost, none replaces the
+     * first string. */
+    char name[32];
+    for (int i = 0; i < 2000; i++) {
+        snprintf(name, sizeof name, "flood_%d", i);
+        CHECK(nrt_interned_string_db_register_entry(name, 7, shard) == NRT_SUCCESS);
+    }
+    CHECK(nrt_interned_string_db_get_conflicts(shard, &cids, &kept, &rejected, &count) == NRT_SUCCESS);
+    uint64_t dropped = nrt_interned_string_db_get_conflicts_dropped(shard);
+    CHECK(count > 1 && dropped > 0 && count + dropped == 2001);
+    nrt_interned_string_db_free_conflicts(cids, kept, rejected, count);
+    CHECK(nrt_interned_string_db_get_entries(shard, &ids, &names, &count) == NRT_SUCCESS);
+    at = find(ids, count, 7);
+    CHECK(count == 2 && at < count && strcmp(names[at], "not hashed") == 0);
+    nrt_interned_string_db_free_entries(ids, names, count);
 
     /* NULL frees are logged no-ops. */
     nrt_interned_string_db_free_entries(NULL, NULL, 3);
