@@ -207,6 +207,87 @@ fn conflict_budget_counts_what_it_cannot_store<S: Strategy>() {
     assert_eq!(db.conflicts_dropped(), 1);
 }
 
+/// Ids are public, so names can be crafted to collide (docs/design.md,
+/// "Collisions"). Forced here with the test-only id mask (every string gets
+/// id 1): however many colliding strings arrive, by `intern` or `register`,
+/// in the same NC or a higher one, with the conflict budget spent or not, the
+/// first string stays what the NC, `resolve_any` and every snapshot give.
+fn crafted_collision_never_replaces_the_first_string<S: Strategy>() {
+    let db = colliding_db::<S>(3);
+    assert_eq!(
+        db.intern_with_outcome(0, b"victim").unwrap(),
+        (1, Registered::Inserted)
+    );
+    for i in 0..2_000 {
+        let crafted = format!("crafted_{i}");
+        assert_eq!(
+            db.intern_with_outcome(0, crafted.as_bytes()).unwrap(),
+            (1, Registered::Conflict)
+        );
+        assert_eq!(
+            db.register(0, 1, crafted.as_bytes()),
+            Ok(Registered::Conflict)
+        );
+        db.intern(1 + i % 2, &crafted).unwrap(); // higher NCs
+        assert_eq!(db.lookup(0, &crafted), None);
+        if i % 500 == 0 {
+            let snapshot = db.snapshot();
+            assert_eq!(snapshot.get_str(1), Some("victim"), "after {i}");
+            assert!(snapshot.conflicts().iter().all(|c| &*c.kept == b"victim"));
+        }
+    }
+    db.close_nc(0).unwrap();
+    db.open_nc(0).unwrap();
+    assert!(db.conflicts_dropped() > 0, "the budget was spent");
+    assert_eq!(db.resolve(0, 1).as_deref(), Some(&b"victim"[..]));
+    assert_eq!(db.resolve_any(1).as_deref(), Some(&b"victim"[..]));
+    assert_eq!(db.lookup(0, "victim"), Some(1));
+    let snapshot = db.snapshot();
+    assert_eq!(snapshot.len(), 1);
+    assert_eq!(snapshot.get_str(1), Some("victim"));
+    assert_eq!(snapshot.conflicts_dropped(), db.conflicts_dropped());
+}
+
+/// A real 50-bit collision, found by hashing 2^27 names (docs/design.md,
+/// "Collisions"): no mask, real ids. Whichever of the two arrives first in an
+/// NC stays there; the snapshot keeps the lower NC's and reports the other.
+fn real_collision_keeps_the_first_string<S: Strategy>() {
+    const A: &str = "tensor_207462";
+    const B: &str = "tensor_63532661";
+    const ID: u64 = 886535195763261;
+    assert_eq!((get_id(A.as_bytes()), get_id(B.as_bytes())), (ID, ID));
+    let db = db::<S>(2);
+    assert_eq!(
+        db.intern_with_outcome(0, A.as_bytes()).unwrap(),
+        (ID, Registered::Inserted)
+    );
+    assert_eq!(
+        db.intern_with_outcome(0, B.as_bytes()).unwrap(),
+        (ID, Registered::Conflict)
+    );
+    assert_eq!(
+        db.intern_with_outcome(1, B.as_bytes()).unwrap(),
+        (ID, Registered::Inserted)
+    );
+    assert_eq!(
+        db.intern_with_outcome(1, A.as_bytes()).unwrap(),
+        (ID, Registered::Conflict)
+    );
+    assert_eq!(db.lookup(0, A), Some(ID));
+    assert_eq!(db.lookup(0, B), None);
+    assert_eq!(db.resolve(1, ID).as_deref(), Some(B.as_bytes()));
+    let snapshot = db.snapshot();
+    assert_eq!(snapshot.get_str(ID), Some(A));
+    assert_eq!(
+        snapshot.conflicts(),
+        &[Conflict {
+            id: ID,
+            kept: A.as_bytes().into(),
+            rejected: B.as_bytes().into(),
+        }]
+    );
+}
+
 fn caller_supplied_id_is_trusted<S: Strategy>() {
     let db = db::<S>(1);
     assert_eq!(db.register(0, 42, b"not hashed"), Ok(Registered::Inserted));
@@ -468,6 +549,8 @@ for_each_strategy!(
     conflict_across_shards_is_reported,
     shard_conflicts_are_normalised_to_the_kept_string,
     conflict_budget_counts_what_it_cannot_store,
+    crafted_collision_never_replaces_the_first_string,
+    real_collision_keeps_the_first_string,
     caller_supplied_id_is_trusted,
     closed_nc_is_skipped,
     lookup_never_inserts,

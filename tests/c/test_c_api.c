@@ -258,6 +258,24 @@ static void test_db_api(void) {
     nrt_interned_string_db_destroy(db);
     nrt_interned_string_db_destroy(NULL);
 
+    /* A real 50-bit collision (docs/design.md, "Collisions"): both names
+     * get one id; the first stays, the other is reported by the snapshot. */
+    db = nrt_interned_string_db_create(1, 0);
+    uint64_t first = 0;
+    CHECK(nrt_interned_string_db_intern(db, 0, "tensor_207462", &first) == NRT_SUCCESS);
+    CHECK(nrt_interned_string_db_intern(db, 0, "tensor_63532661", &id) == NRT_SUCCESS);
+    CHECK(first == 886535195763261ULL && id == first);
+    CHECK(nrt_interned_string_db_snapshot(db, &snapshot) == NRT_SUCCESS);
+    CHECK(nrt_interned_string_db_get_entries(snapshot, &ids, &names, &count) == NRT_SUCCESS);
+    CHECK(count == 1 && strcmp(names[0], "tensor_207462") == 0);
+    nrt_interned_string_db_free_entries(ids, names, count);
+    char **kept, **rejected;
+    CHECK(nrt_interned_string_db_get_conflicts(snapshot, &ids, &kept, &rejected, &count) == NRT_SUCCESS);
+    CHECK(count == 1 && strcmp(rejected[0], "tensor_63532661") == 0);
+    nrt_interned_string_db_free_conflicts(ids, kept, rejected, count);
+    nrt_interned_string_db_shard_free(snapshot);
+    nrt_interned_string_db_destroy(db);
+
     /* An absurd NC count is NULL (memory is allocated fallibly), never an
      * abort. */
     CHECK(nrt_interned_string_db_create((size_t)1 << 40, 0) == NULL);
