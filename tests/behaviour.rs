@@ -5,7 +5,9 @@ mod common;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use interned_string_db::{get_id, Config, Conflict, Error, InternedStringDb, Registered, Strategy};
+use interned_string_db::{
+    get_id, Config, Conflict, Error, InternedStringDb, Registered, Strategy, MAX_ID,
+};
 
 fn db<S: Strategy>(ncs: usize) -> InternedStringDb<S> {
     InternedStringDb::with_config(Config::new().ncs(ncs))
@@ -70,6 +72,62 @@ fn bad_input_is_an_error<S: Strategy>() {
     assert_eq!(db.register(0, 7, b""), Err(Error::EmptyString));
     assert_eq!(db.close_nc(9), Err(Error::NcOutOfRange { nc: 9, ncs: 4 }));
     assert_eq!(db.total_entries(), 0);
+}
+
+/// The audit of issue 11, finding 8: every public function given the worst
+/// values of its arguments answers, without a panic. Caller ids need not be
+/// hashes, so any u64 is a valid id, 0 and those past `MAX_ID` included.
+fn no_public_function_panics_on_bad_input<S: Strategy>() {
+    let db = db::<S>(2);
+    for nc in [2, usize::MAX] {
+        let out = Some(Error::NcOutOfRange { nc, ncs: 2 });
+        assert_eq!(db.intern_bytes(nc, b"x").err(), out);
+        assert_eq!(db.intern_with_outcome(nc, b"x").err(), out);
+        assert_eq!(db.register(nc, 1, b"x").err(), out);
+        assert_eq!(db.open_nc(nc).err(), out);
+        assert_eq!(db.is_open(nc).err(), out);
+        assert_eq!(db.handle(nc).err(), out);
+        assert_eq!(db.lookup(nc, "x"), None);
+        assert_eq!(db.resolve(nc, 1), None);
+        assert_eq!(db.with_resolved(nc, 1, |_| ()), None);
+        assert_eq!((db.nc_len(nc), db.nc_bytes(nc)), (0, 0));
+    }
+    assert_eq!(db.lookup(0, ""), None);
+    assert_eq!(
+        db.intern_with_outcome(0, b"").err(),
+        Some(Error::EmptyString)
+    );
+    let ids = [
+        0,
+        1,
+        MAX_ID,
+        MAX_ID + 1,
+        u64::MAX / 2,
+        u64::MAX - 1,
+        u64::MAX,
+    ];
+    for (i, &id) in ids.iter().enumerate() {
+        let name = format!("caller id {i}");
+        assert_eq!(
+            db.register(0, id, name.as_bytes()),
+            Ok(Registered::Inserted)
+        );
+        assert_eq!(db.register(0, id, b"another"), Ok(Registered::Conflict));
+    }
+    for (i, &id) in ids.iter().enumerate() {
+        assert_eq!(
+            db.resolve(0, id).as_deref(),
+            Some(format!("caller id {i}").as_bytes())
+        );
+    }
+    let snapshot = db.snapshot();
+    assert_eq!(snapshot.len(), ids.len());
+    assert_eq!(
+        db.resolve_any(u64::MAX).as_deref(),
+        Some(&b"caller id 6"[..])
+    );
+    let handle = db.pin_current_thread(usize::MAX);
+    assert!(handle.nc() < 2);
 }
 
 fn bytes_need_not_be_utf8<S: Strategy>() {
@@ -544,6 +602,7 @@ for_each_strategy!(
     idempotent_reintern,
     same_string_on_many_ncs_is_one_entry,
     bad_input_is_an_error,
+    no_public_function_panics_on_bad_input,
     bytes_need_not_be_utf8,
     conflict_is_recorded,
     conflict_across_shards_is_reported,
