@@ -166,8 +166,8 @@ impl<S: Strategy> InternedStringDb<S> {
     }
 
     /// A db built from `config`, with strategy `S`, or the reason it cannot
-    /// be. Every allocation is fallible, so an absurd configuration is an
-    /// error, never a panic or an abort.
+    /// be. Every allocation that grows with the configuration is fallible,
+    /// so an absurd configuration is an error, never a panic or an abort.
     ///
     /// ```
     /// use interned_string_db::{Config, Error, InternedStringDb};
