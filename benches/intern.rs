@@ -1,6 +1,11 @@
 //! Single-thread intern cost: hits and misses, for every strategy of ours and
 //! every peer, on the same names in the same order. `get_id (floor)` is bare
 //! `get_id`: the hit cost of the optimistic strategy is compared to it.
+//!
+//! Hits run on the synthetic vocabulary and, with `CORPUS=FILE[,FILE...]`
+//! (one name per line; `perf/corpus.sh` makes some), on each real one:
+//! `CORPUS=target/corpus/paths.txt cargo bench --bench intern`.
+//! `optimistic-batch` is `intern_batch` fed 64 names at a time.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -30,30 +35,62 @@ impl Visitor for Hits<'_, '_> {
             subject.intern(0, name); // warm: every access below is a hit
         }
         let (names, sequence) = (self.names, self.sequence);
+        let batch: Vec<Vec<&str>> = sequence
+            .chunks(64)
+            .map(|c| c.iter().map(|&i| names[i as usize].as_str()).collect())
+            .collect();
+        let mut keys = [0u64; 64];
         self.group.bench_function(subject.name(), |b| {
-            b.iter(|| {
-                for &i in sequence {
-                    black_box(subject.intern(0, black_box(&names[i as usize])));
-                }
-            })
+            if subject.batched() {
+                b.iter(|| {
+                    for names in &batch {
+                        let keys = &mut keys[..names.len()];
+                        subject.intern_batch(0, black_box(names), keys);
+                        black_box(keys);
+                    }
+                })
+            } else {
+                b.iter(|| {
+                    for &i in sequence {
+                        black_box(subject.intern(0, black_box(&names[i as usize])));
+                    }
+                })
+            }
         });
     }
 }
 
-fn hits(c: &mut Criterion) {
-    let names = workload::vocabulary(workload::VOCABULARY);
-    let sequence = workload::zipf_indices(names.len(), OPS, 1.0, 7);
-    let mut group = c.benchmark_group("intern/hit");
-    group.throughput(Throughput::Elements(OPS as u64));
-    let mut visitor = Hits {
-        group: &mut group,
-        names: &names,
-        sequence: &sequence,
-    };
-    for name in subjects::ALL {
-        subjects::with_subject(name, 256, &mut visitor);
+/// The vocabularies hits run on: synthetic, and the files in `CORPUS`.
+fn vocabularies() -> Vec<workload::Vocabulary> {
+    let mut all = vec![workload::Vocabulary::synthetic()];
+    for path in std::env::var("CORPUS").unwrap_or_default().split(',') {
+        if path.is_empty() {
+            continue;
+        }
+        match workload::Vocabulary::from_file(std::path::Path::new(path), 1_000_000) {
+            Ok(v) if !v.names.is_empty() => all.push(v),
+            _ => eprintln!("intern bench: skipping corpus {path:?} (missing or empty)"),
+        }
     }
-    group.finish();
+    all
+}
+
+fn hits(c: &mut Criterion) {
+    for vocabulary in vocabularies() {
+        let names = &vocabulary.names;
+        let sequence = workload::zipf_indices(names.len(), OPS, 1.0, 7);
+        let mut group = c.benchmark_group(format!("intern/hit/{}", vocabulary.name));
+        group.throughput(Throughput::Elements(OPS as u64));
+        let mut visitor = Hits {
+            group: &mut group,
+            names,
+            sequence: &sequence,
+        };
+        for name in subjects::ALL {
+            subjects::with_subject(name, 256, &mut visitor);
+        }
+        group.finish();
+    }
 }
 
 /// Misses: each iteration interns `OPS` names never seen before, into a

@@ -62,8 +62,8 @@ enum NRT_STATUS nrt_interned_string_db_intern_batch(struct NrtInternedStringDb *
                                                     size_t *out_interned);
 
 // A new db of `ncs` NCs (`0` means the default, 256), with a per-NC byte
-// cap of `byte_cap` bytes of string data (`0` means none). NULL only if a
-// panic was caught.
+// cap of `byte_cap` bytes of string data (`0` means none). NULL (logged)
+// if memory for `ncs` NCs cannot be allocated, or if a panic was caught.
 struct NrtInternedStringDb *nrt_interned_string_db_create(size_t ncs, size_t byte_cap);
 
 // Frees a db and every string in it. NULL is a no-op.
@@ -196,6 +196,16 @@ enum NRT_STATUS nrt_interned_string_db_get_conflicts(struct InternedDataShard *s
                                                      char ***out_kept,
                                                      char ***out_rejected,
                                                      size_t *out_count);
+
+// How many conflicts `shard` counted without storing them, because its
+// conflict budget (64 KiB of conflicting strings, as for every NC) was
+// spent; for a snapshot, also those of the merged NCs. They are missing from
+// [`nrt_interned_string_db_get_conflicts`]. `0` for a NULL shard.
+//
+// # Safety
+//
+// `shard` is NULL or live.
+uint64_t nrt_interned_string_db_get_conflicts_dropped(struct InternedDataShard *shard);
 
 // Frees the arrays of [`nrt_interned_string_db_get_conflicts`]. NULL arrays
 // are a logged no-op.

@@ -1,13 +1,16 @@
 //! Conflicts: one id seen with two different byte strings.
 
+use core::hash::BuildHasher;
+
 use crate::sync::{self, Mutex};
 
 /// One id seen with two different byte strings: a 50-bit SipHash collision,
 /// or (through [`register`](crate::InternedStringDb::register) and the C ABI)
 /// a caller-supplied id that does not match its string.
 ///
-/// The first string stored is kept; the other is reported here, never
-/// silently dropped.
+/// The first string stored is kept; the other is reported here, or, once the
+/// NC's [conflict budget](crate::Config::conflict_budget) is spent, counted
+/// in [`conflicts_dropped`](crate::InternedStringDb::conflicts_dropped).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Conflict {
     /// The contested id.
@@ -18,31 +21,108 @@ pub struct Conflict {
     pub rejected: Box<[u8]>,
 }
 
-/// The conflicts one NC has seen, each distinct (id, rejected bytes) once.
-#[derive(Debug, Default)]
+/// Bytes of bookkeeping charged to the budget for each stored string (a
+/// rejected one, or an id's kept one), beside the string's own length: a
+/// 40-byte list slot and a table slot, each up to twice over while their
+/// vectors grow by doubling. `tests/memory.rs` checks that the log's measured
+/// heap stays within the budget, for long strings and short.
+pub(crate) const RECORD_OVERHEAD: usize = 128;
+
+/// One recorded conflict, borrowed from the log.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ConflictRef<'a> {
+    /// The contested id.
+    pub(crate) id: u64,
+    /// The bytes the NC keeps for it.
+    pub(crate) kept: &'a [u8],
+    /// Bytes refused under it.
+    pub(crate) rejected: &'a [u8],
+}
+
+/// The conflicts one NC has seen, each distinct (id, rejected bytes) once,
+/// within a byte budget: past it, conflicts are counted, not stored, so that
+/// a caller registering many strings under one id (the C ABI's
+/// `register_entry` lets any caller do so) cannot grow memory without bound.
+#[derive(Debug)]
 pub(crate) struct ConflictLog {
     inner: Mutex<ConflictList>,
+    /// Bytes the stored conflicts may take, [`RECORD_OVERHEAD`] included.
+    budget: usize,
 }
 
 #[derive(Debug, Default)]
 struct ConflictList {
     /// In the order they were seen.
-    list: Vec<Conflict>,
-    /// Id → positions in `list`: a repeat is found by borrowing, with no
-    /// allocation (few strings share an id).
-    by_id: hashbrown::HashMap<u64, Vec<usize>>,
+    list: Vec<StoredConflict>,
+    /// Each contested id's kept string, once, however many conflicts it has.
+    kept: Vec<Box<[u8]>>,
+    /// Id → its position in `kept`.
+    kept_at: hashbrown::HashMap<u64, usize>,
+    /// Positions in `list`, by a hash of (id, rejected bytes): a repeat is
+    /// found in O(1), by borrowing, with no allocation.
+    seen: hashbrown::HashTable<usize>,
+    hasher: hashbrown::DefaultHashBuilder,
+    /// Bytes charged against the budget so far.
+    charged: usize,
+    /// Conflicts refused because the budget was spent (a repeat of one
+    /// counts again: it was not stored, so it cannot be recognised).
+    dropped: u64,
+}
+
+#[derive(Debug)]
+struct StoredConflict {
+    id: u64,
+    /// Position of the id's kept string in `ConflictList::kept`.
+    kept: usize,
+    rejected: Box<[u8]>,
 }
 
 impl ConflictLog {
+    /// An empty log that stores at most `budget` bytes of conflicts.
+    pub(crate) fn new(budget: usize) -> Self {
+        ConflictLog {
+            inner: Mutex::new(ConflictList::default()),
+            budget,
+        }
+    }
+
     /// Records a conflict found in NC `nc`. The first time a given
     /// (id, rejected) pair is seen it is stored and logged as a warning with
     /// both strings; repeats are neither stored nor logged again, so a hot
-    /// loop re-interning a colliding string cannot flood the log.
+    /// loop re-interning a colliding string cannot flood the log. Once the
+    /// budget is spent, a new conflict is only counted (and the first such
+    /// one logged).
     pub(crate) fn record(&self, nc: usize, id: u64, kept: &[u8], rejected: &[u8]) {
         let mut conflicts = sync::lock(&self.inner);
-        let ConflictList { list, by_id } = &mut *conflicts;
-        let seen = by_id.get(&id).into_iter().flatten();
-        if seen.clone().any(|&at| *list[at].rejected == *rejected) {
+        let ConflictList {
+            list,
+            kept: kept_strings,
+            kept_at,
+            seen,
+            hasher,
+            charged,
+            dropped,
+        } = &mut *conflicts;
+        let hash = hasher.hash_one((id, rejected));
+        let is_repeat = |&at: &usize| list[at].id == id && *list[at].rejected == *rejected;
+        if seen.find(hash, is_repeat).is_some() {
+            return;
+        }
+        let known_kept = kept_at.get(&id).copied();
+        let charge = rejected
+            .len()
+            .saturating_add(RECORD_OVERHEAD)
+            .saturating_add(known_kept.map_or(kept.len().saturating_add(RECORD_OVERHEAD), |_| 0));
+        if charge > self.budget.saturating_sub(*charged) {
+            *dropped += 1;
+            if *dropped == 1 {
+                log::warn!(
+                    "Interned string db's conflict budget of {} bytes is spent in NeuronCore {nc}: further conflicts are counted, not stored (first: id {id}, {:?} refused for {:?})",
+                    self.budget,
+                    String::from_utf8_lossy(rejected),
+                    String::from_utf8_lossy(kept),
+                );
+            }
             return;
         }
         // Log before storing: if the logger panics, nothing is half-recorded
@@ -52,17 +132,32 @@ impl ConflictLog {
             String::from_utf8_lossy(kept),
             String::from_utf8_lossy(rejected),
         );
-        by_id.entry(id).or_default().push(list.len());
-        list.push(Conflict {
+        let kept_index = known_kept.unwrap_or_else(|| {
+            kept_strings.push(kept.into());
+            kept_at.insert(id, kept_strings.len() - 1);
+            kept_strings.len() - 1
+        });
+        seen.insert_unique(hash, list.len(), |&at| {
+            hasher.hash_one((list[at].id, &*list[at].rejected))
+        });
+        list.push(StoredConflict {
             id,
-            kept: kept.into(),
+            kept: kept_index,
             rejected: rejected.into(),
         });
+        *charged += charge;
     }
 
-    /// Calls `f` on every recorded conflict.
-    pub(crate) fn for_each(&self, mut f: impl FnMut(&Conflict)) {
-        sync::lock(&self.inner).list.iter().for_each(&mut f);
+    /// Calls `f` on every recorded conflict, in the order they were seen.
+    pub(crate) fn for_each(&self, mut f: impl FnMut(ConflictRef<'_>)) {
+        let conflicts = sync::lock(&self.inner);
+        for stored in &conflicts.list {
+            f(ConflictRef {
+                id: stored.id,
+                kept: &conflicts.kept[stored.kept],
+                rejected: &stored.rejected,
+            });
+        }
     }
 
     /// How many distinct conflicts were recorded.
@@ -70,7 +165,12 @@ impl ConflictLog {
         sync::lock(&self.inner).list.len()
     }
 
-    /// Forgets every conflict.
+    /// How many conflicts the budget kept out of the log.
+    pub(crate) fn dropped(&self) -> u64 {
+        sync::lock(&self.inner).dropped
+    }
+
+    /// Forgets every conflict, and the dropped count.
     pub(crate) fn clear(&mut self) {
         *sync::lock(&self.inner) = ConflictList::default();
     }

@@ -16,7 +16,13 @@ use crate::sync::{self, RwLock};
 /// `CONTEXTS[256]`).
 pub const DEFAULT_NCS: usize = 256;
 
-/// How a db is built: number of NCs, per-NC byte cap, initial capacity.
+/// Bytes of conflicts each NC stores unless configured otherwise
+/// ([`Config::conflict_budget`]): 64 KiB, about 340 conflicts between names
+/// of 60 bytes, so 16 MiB for 256 NCs at worst.
+pub const DEFAULT_CONFLICT_BUDGET: usize = 64 * 1024;
+
+/// How a db is built: number of NCs, per-NC byte cap, initial capacity,
+/// per-NC conflict budget.
 ///
 /// ```
 /// use interned_string_db::{Config, InternedStringDb};
@@ -28,6 +34,7 @@ pub struct Config {
     ncs: usize,
     byte_cap: Option<usize>,
     initial_capacity: usize,
+    conflict_budget: usize,
     id_mask: u64,
 }
 
@@ -37,18 +44,21 @@ impl Default for Config {
             ncs: DEFAULT_NCS,
             byte_cap: None,
             initial_capacity: 0,
+            conflict_budget: DEFAULT_CONFLICT_BUDGET,
             id_mask: ID_MASK,
         }
     }
 }
 
 impl Config {
-    /// The defaults: 256 NCs, no byte cap, shards that start empty.
+    /// The defaults: 256 NCs, no byte cap, shards that start empty, a
+    /// conflict budget of [`DEFAULT_CONFLICT_BUDGET`] bytes per NC.
     pub fn new() -> Self {
         Self::default()
     }
 
-    /// The number of NCs (shards). Must be at least 1.
+    /// The number of NCs (shards). Must be at least 1
+    /// ([`Error::ZeroNcs`] otherwise).
     pub fn ncs(mut self, ncs: usize) -> Self {
         self.ncs = ncs;
         self
@@ -62,9 +72,27 @@ impl Config {
         self
     }
 
-    /// Entries each shard can hold before it first grows.
+    /// Entries each shard can hold before it first grows, allocated up front
+    /// for every NC. A capacity the allocator refuses (or, for the optimistic
+    /// strategy, past 5 × 2^31 entries, its largest index) is
+    /// [`Error::ConfigTooLarge`] from
+    /// [`try_with_config`](InternedStringDb::try_with_config): never clamped,
+    /// so that a db never silently has less room than asked for.
     pub fn initial_capacity(mut self, entries: usize) -> Self {
         self.initial_capacity = entries;
+        self
+    }
+
+    /// Caps the memory each NC's conflict log may take: the bytes of the
+    /// conflicting strings (each rejected string, and each contested id's
+    /// kept string once) plus 128 bytes of bookkeeping per string. Past it, a
+    /// new conflict still keeps the first string and still returns
+    /// [`Registered::Conflict`], but is counted in
+    /// [`conflicts_dropped`](InternedStringDb::conflicts_dropped) (and
+    /// [`Snapshot::conflicts_dropped`]) instead of being stored. Conflicts do
+    /// not count against [`byte_cap`](Self::byte_cap). `0` stores none.
+    pub fn conflict_budget(mut self, bytes: usize) -> Self {
+        self.conflict_budget = bytes;
         self
     }
 
@@ -124,22 +152,61 @@ impl<S: Strategy> fmt::Debug for InternedStringDb<S> {
 }
 
 impl<S: Strategy> InternedStringDb<S> {
-    /// A db built from `config`, with strategy `S`.
+    /// A db built from `config`, with strategy `S`: the convenience form of
+    /// [`try_with_config`](Self::try_with_config), for configurations known
+    /// to be good.
     ///
     /// # Panics
     ///
-    /// If `config` asks for zero NCs.
+    /// Where [`try_with_config`](Self::try_with_config) returns an error: if
+    /// `config` asks for zero NCs, or for more NCs or initial capacity than
+    /// memory can hold.
     pub fn with_config(config: Config) -> Self {
-        assert!(config.ncs >= 1, "an InternedStringDb needs at least one NC");
+        Self::try_with_config(config).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// A db built from `config`, with strategy `S`, or the reason it cannot
+    /// be. Every allocation that grows with the configuration is fallible,
+    /// so an absurd configuration is an error, never a panic or an abort.
+    ///
+    /// ```
+    /// use interned_string_db::{Config, Error, InternedStringDb};
+    /// let huge = Config::new().ncs(4).initial_capacity(1 << 40);
+    /// assert!(matches!(
+    ///     InternedStringDb::<interned_string_db::DefaultStrategy>::try_with_config(huge),
+    ///     Err(Error::ConfigTooLarge { .. })
+    /// ));
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::ZeroNcs`]; [`Error::ConfigTooLarge`] if the NCs' contexts
+    /// or their first tables (`initial_capacity` entries each) cannot be
+    /// allocated.
+    pub fn try_with_config(config: Config) -> Result<Self, Error> {
+        if config.ncs == 0 {
+            return Err(Error::ZeroNcs);
+        }
+        let too_large = || Error::ConfigTooLarge {
+            ncs: config.ncs,
+            initial_capacity: config.initial_capacity,
+        };
+        let mut contexts = Vec::new();
+        contexts
+            .try_reserve_exact(config.ncs)
+            .map_err(|_| too_large())?;
         let shard_config = config.shard_config();
-        InternedStringDb {
-            contexts: (0..config.ncs)
-                .map(|_| NcContext::new(&shard_config))
-                .collect(),
+        for _ in 0..config.ncs {
+            contexts.push(
+                NcContext::new(&shard_config, config.conflict_budget).map_err(|_| too_large())?,
+            );
+        }
+        Ok(InternedStringDb {
+            contexts: contexts.into_boxed_slice(),
             global: RwLock::new(()),
             config,
             _strategy: PhantomData,
-        }
+        })
     }
 
     /// The number of NCs.
@@ -339,8 +406,14 @@ impl<S: Strategy> InternedStringDb<S> {
 
     /// Calls `f` with the bytes NC `nc`'s shard stores under `id`, whether
     /// the NC is open or closed.
+    ///
+    /// `f` runs with no lock of the db held, so it may call back into the
+    /// db, the same NC included: intern, close, open, snapshot. The
+    /// optimistic strategy passes the stored bytes without copying them;
+    /// the lock strategies copy them out first, and arc-swap takes a
+    /// reference count.
     pub fn with_resolved<R>(&self, nc: usize, id: u64, f: impl FnOnce(&[u8]) -> R) -> Option<R> {
-        S::with_entry(&self.contexts.get(nc)?.shard, id, f)
+        S::with_entry_unlocked(&self.contexts.get(nc)?.shard, id, f)
     }
 
     /// A copy of the bytes NC `nc`'s shard stores under `id`.
@@ -423,7 +496,13 @@ impl<S: Strategy> InternedStringDb<S> {
     pub fn conflicts(&self) -> Vec<Conflict> {
         let mut all = Vec::new();
         for ctx in self.contexts.iter() {
-            ctx.conflicts.for_each(|c| all.push(c.clone()));
+            ctx.conflicts.for_each(|c| {
+                all.push(Conflict {
+                    id: c.id,
+                    kept: c.kept.into(),
+                    rejected: c.rejected.into(),
+                });
+            });
         }
         all
     }
@@ -431,6 +510,18 @@ impl<S: Strategy> InternedStringDb<S> {
     /// How many distinct conflicts the shards have recorded.
     pub fn conflict_count(&self) -> usize {
         self.contexts.iter().map(|ctx| ctx.conflicts.len()).sum()
+    }
+
+    /// How many conflicts any shard, open or closed, counted without storing
+    /// them because its [conflict budget](Config::conflict_budget) was spent
+    /// (a repeat of a dropped conflict counts again). Non-zero means that
+    /// [`conflicts`](Self::conflicts) is incomplete: many strings contest
+    /// some id, which for names from untrusted input may be deliberate.
+    pub fn conflicts_dropped(&self) -> u64 {
+        self.contexts
+            .iter()
+            .map(|ctx| ctx.conflicts.dropped())
+            .sum()
     }
 
     /// Merges every open NC's shard into one deduplicated id → bytes map.
@@ -451,6 +542,7 @@ impl<S: Strategy> InternedStringDb<S> {
         let mut merged: hashbrown::HashMap<u64, Box<[u8]>> = hashbrown::HashMap::new();
         // Every (id, bytes) seen beside the kept bytes of its id.
         let mut contested: Vec<(u64, Box<[u8]>)> = Vec::new();
+        let mut conflicts_dropped = 0;
         {
             let _global = S::GLOBAL_MERGE_LOCK.then(|| sync::read(&self.global));
             for ctx in self.contexts.iter() {
@@ -466,9 +558,10 @@ impl<S: Strategy> InternedStringDb<S> {
                 });
                 if open {
                     ctx.conflicts.for_each(|c| {
-                        contested.push((c.id, c.kept.clone()));
-                        contested.push((c.id, c.rejected.clone()));
+                        contested.push((c.id, c.kept.into()));
+                        contested.push((c.id, c.rejected.into()));
                     });
+                    conflicts_dropped += ctx.conflicts.dropped();
                 }
             }
         }
@@ -484,6 +577,7 @@ impl<S: Strategy> InternedStringDb<S> {
             })
             .collect();
         Snapshot::from_parts(merged.into_iter().collect(), conflicts)
+            .with_conflicts_dropped(conflicts_dropped)
     }
 
     /// Frees every entry and conflict of every NC and reopens them all.

@@ -46,6 +46,17 @@ pub enum Error {
     },
     /// The input is not valid UTF-8 where UTF-8 is required (the C ABI).
     InvalidUtf8,
+    /// A db was configured with zero NCs; it needs at least one.
+    ZeroNcs,
+    /// Memory for a db's NCs and their first tables could not be allocated:
+    /// the configuration asks for more than the machine has (or, for the
+    /// optimistic strategy, an initial capacity past its largest table).
+    ConfigTooLarge {
+        /// The NCs asked for.
+        ncs: usize,
+        /// The entries asked for per NC.
+        initial_capacity: usize,
+    },
 }
 
 impl fmt::Display for Error {
@@ -70,6 +81,14 @@ impl fmt::Display for Error {
                 "out of memory storing {needed} bytes in NeuronCore {nc}'s shard"
             ),
             Error::InvalidUtf8 => f.write_str("the input is not valid UTF-8"),
+            Error::ZeroNcs => f.write_str("an InternedStringDb needs at least one NC"),
+            Error::ConfigTooLarge {
+                ncs,
+                initial_capacity,
+            } => write!(
+                f,
+                "cannot allocate {ncs} NCs with room for {initial_capacity} entries each"
+            ),
         }
     }
 }

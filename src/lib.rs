@@ -86,7 +86,10 @@
 //! thread that panics while interning (in a `log` call, say) leaves the db
 //! usable and loses nothing stored. Bad input is an [`Error`], never a panic.
 //! Conflicts (one id, two strings) keep the first string and are recorded and
-//! reported by the snapshot, never silently lost. See `docs/design.md`.
+//! reported by the snapshot, never silently lost: past a per-NC budget
+//! ([`Config::conflict_budget`]) they are counted
+//! ([`InternedStringDb::conflicts_dropped`]) rather than stored, so the log's
+//! memory stays bounded. See `docs/design.md`.
 //!
 //! # Performance
 //!
@@ -123,7 +126,7 @@ pub mod strategy;
 mod sync;
 
 pub use conflict::Conflict;
-pub use db::{Config, InternedStringDb, DEFAULT_NCS};
+pub use db::{Config, InternedStringDb, DEFAULT_CONFLICT_BUDGET, DEFAULT_NCS};
 pub use error::{BatchError, Error};
 #[cfg(not(interner_loom))]
 pub use global::global;

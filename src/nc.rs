@@ -1,7 +1,7 @@
 //! One NeuronCore's context: its shard and the conflicts it has seen.
 
 use crate::conflict::ConflictLog;
-use crate::strategy::imp::{ShardConfig, ShardOps};
+use crate::strategy::imp::{Refusal, ShardConfig, ShardOps};
 use crate::strategy::Strategy;
 
 /// One NC's slice of the db (the reference's `CONTEXTS[nc]`, less the trace
@@ -13,10 +13,12 @@ pub(crate) struct NcContext<S: Strategy> {
 }
 
 impl<S: Strategy> NcContext<S> {
-    pub(crate) fn new(config: &ShardConfig) -> Self {
-        NcContext {
-            shard: S::new_shard(config),
-            conflicts: ConflictLog::default(),
-        }
+    /// An open NC whose conflict log stores at most `conflict_budget`
+    /// bytes.
+    pub(crate) fn new(config: &ShardConfig, conflict_budget: usize) -> Result<Self, Refusal> {
+        Ok(NcContext {
+            shard: S::new_shard(config)?,
+            conflicts: ConflictLog::new(conflict_budget),
+        })
     }
 }

@@ -14,6 +14,7 @@ use crate::conflict::Conflict;
 pub struct Snapshot {
     entries: Vec<(u64, Box<[u8]>)>,
     conflicts: Vec<Conflict>,
+    conflicts_dropped: u64,
 }
 
 impl Snapshot {
@@ -25,7 +26,17 @@ impl Snapshot {
         entries.sort_unstable_by_key(|&(id, _)| id);
         conflicts.sort_unstable();
         conflicts.dedup();
-        Snapshot { entries, conflicts }
+        Snapshot {
+            entries,
+            conflicts,
+            conflicts_dropped: 0,
+        }
+    }
+
+    /// Sets the count of conflicts the merged NCs did not store.
+    pub(crate) fn with_conflicts_dropped(mut self, dropped: u64) -> Self {
+        self.conflicts_dropped = dropped;
+        self
     }
 
     /// The bytes of `id`, if the snapshot holds it.
@@ -66,6 +77,14 @@ impl Snapshot {
     /// returns for the id.
     pub fn conflicts(&self) -> &[Conflict] {
         &self.conflicts
+    }
+
+    /// How many conflicts the merged NCs counted without storing them, their
+    /// [conflict budgets](crate::Config::conflict_budget) being spent; they
+    /// are missing from [`conflicts`](Self::conflicts). Zero unless many
+    /// strings contest some id.
+    pub fn conflicts_dropped(&self) -> u64 {
+        self.conflicts_dropped
     }
 }
 

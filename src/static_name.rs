@@ -12,7 +12,8 @@ use crate::sync::{AtomicU64, Ordering};
 /// in.
 ///
 /// After the first successful [`intern`](Self::intern) into an NC, interning
-/// it there again costs one load and a bit test: no hashing, no table probe.
+/// it there again costs two loads (the bit, and the NC's open flag, since a
+/// closed NC refuses even the strings it holds): no hashing, no table probe.
 /// Use the [`intern!`](crate::intern!) macro to make one per call site.
 ///
 /// ```
@@ -62,6 +63,9 @@ impl StaticName {
     /// *happen after* that registration, or a snapshot it triggers could
     /// miss the name. On x86-64 the two are the same instruction.
     ///
+    /// A set bit does not bypass the open check: on a closed NC this returns
+    /// [`Error::NcClosed`], as [`InternedStringDb::intern`] does.
+    ///
     /// # Errors
     ///
     /// As [`InternedStringDb::intern`]; a failed registration is retried on
@@ -69,7 +73,9 @@ impl StaticName {
     #[inline]
     pub fn intern(&self, nc: usize) -> Result<u64, Error> {
         if let Some(word) = self.registered.get(nc / 64) {
-            if word.load(Ordering::Acquire) & (1 << (nc % 64)) != 0 {
+            if word.load(Ordering::Acquire) & (1 << (nc % 64)) != 0
+                && global().is_open(nc) == Ok(true)
+            {
                 return Ok(self.id);
             }
         }

@@ -5,7 +5,9 @@ mod common;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use interned_string_db::{get_id, Config, Conflict, Error, InternedStringDb, Registered, Strategy};
+use interned_string_db::{
+    get_id, Config, Conflict, Error, InternedStringDb, Registered, Strategy, MAX_ID,
+};
 
 fn db<S: Strategy>(ncs: usize) -> InternedStringDb<S> {
     InternedStringDb::with_config(Config::new().ncs(ncs))
@@ -70,6 +72,62 @@ fn bad_input_is_an_error<S: Strategy>() {
     assert_eq!(db.register(0, 7, b""), Err(Error::EmptyString));
     assert_eq!(db.close_nc(9), Err(Error::NcOutOfRange { nc: 9, ncs: 4 }));
     assert_eq!(db.total_entries(), 0);
+}
+
+/// The audit of issue 11, finding 8: every public function given the worst
+/// values of its arguments answers, without a panic. Caller ids need not be
+/// hashes, so any u64 is a valid id, 0 and those past `MAX_ID` included.
+fn no_public_function_panics_on_bad_input<S: Strategy>() {
+    let db = db::<S>(2);
+    for nc in [2, usize::MAX] {
+        let out = Some(Error::NcOutOfRange { nc, ncs: 2 });
+        assert_eq!(db.intern_bytes(nc, b"x").err(), out);
+        assert_eq!(db.intern_with_outcome(nc, b"x").err(), out);
+        assert_eq!(db.register(nc, 1, b"x").err(), out);
+        assert_eq!(db.open_nc(nc).err(), out);
+        assert_eq!(db.is_open(nc).err(), out);
+        assert_eq!(db.handle(nc).err(), out);
+        assert_eq!(db.lookup(nc, "x"), None);
+        assert_eq!(db.resolve(nc, 1), None);
+        assert_eq!(db.with_resolved(nc, 1, |_| ()), None);
+        assert_eq!((db.nc_len(nc), db.nc_bytes(nc)), (0, 0));
+    }
+    assert_eq!(db.lookup(0, ""), None);
+    assert_eq!(
+        db.intern_with_outcome(0, b"").err(),
+        Some(Error::EmptyString)
+    );
+    let ids = [
+        0,
+        1,
+        MAX_ID,
+        MAX_ID + 1,
+        u64::MAX / 2,
+        u64::MAX - 1,
+        u64::MAX,
+    ];
+    for (i, &id) in ids.iter().enumerate() {
+        let name = format!("caller id {i}");
+        assert_eq!(
+            db.register(0, id, name.as_bytes()),
+            Ok(Registered::Inserted)
+        );
+        assert_eq!(db.register(0, id, b"another"), Ok(Registered::Conflict));
+    }
+    for (i, &id) in ids.iter().enumerate() {
+        assert_eq!(
+            db.resolve(0, id).as_deref(),
+            Some(format!("caller id {i}").as_bytes())
+        );
+    }
+    let snapshot = db.snapshot();
+    assert_eq!(snapshot.len(), ids.len());
+    assert_eq!(
+        db.resolve_any(u64::MAX).as_deref(),
+        Some(&b"caller id 6"[..])
+    );
+    let handle = db.pin_current_thread(usize::MAX);
+    assert!(handle.nc() < 2);
 }
 
 fn bytes_need_not_be_utf8<S: Strategy>() {
@@ -152,6 +210,142 @@ fn shard_conflicts_are_normalised_to_the_kept_string<S: Strategy>() {
     assert!(snapshot.conflicts().iter().all(|c| &*c.kept == b"a"));
 }
 
+/// Past its conflict budget an NC counts conflicts instead of storing them;
+/// the caller still gets `Registered::Conflict` and the first string stays.
+fn conflict_budget_counts_what_it_cannot_store<S: Strategy>() {
+    let mut db: InternedStringDb<S> = InternedStringDb::with_config(
+        Config::new()
+            .ncs(2)
+            .conflict_budget(0)
+            .narrow_id_mask_for_tests(0),
+    );
+    assert_eq!(
+        db.intern_with_outcome(0, b"first").unwrap().1,
+        Registered::Inserted
+    );
+    for dropped in 1..=2 {
+        // Not stored, so a repeat cannot be recognised: it counts again.
+        assert_eq!(
+            db.intern_with_outcome(0, b"second").unwrap().1,
+            Registered::Conflict
+        );
+        assert_eq!(db.conflicts_dropped(), dropped);
+    }
+    assert!(db.conflicts().is_empty());
+    assert_eq!(
+        db.intern_with_outcome(1, b"x").unwrap().1,
+        Registered::Inserted
+    );
+    assert_eq!(db.register(1, 1, b"y"), Ok(Registered::Conflict));
+    let snapshot = db.snapshot();
+    assert_eq!(snapshot.get_str(1), Some("first"));
+    assert_eq!(snapshot.conflicts_dropped(), 3);
+    db.close_nc(1).unwrap();
+    assert_eq!(
+        db.snapshot().conflicts_dropped(),
+        2,
+        "a closed NC is skipped"
+    );
+    assert_eq!(db.conflicts_dropped(), 3, "but still counted by the db");
+    db.reset();
+    assert_eq!(db.conflicts_dropped(), 0);
+
+    // A budget that holds one conflict: the first is stored, the next counted.
+    let db: InternedStringDb<S> = InternedStringDb::with_config(
+        Config::new()
+            .ncs(1)
+            .conflict_budget(2 * 128 + 2)
+            .narrow_id_mask_for_tests(0),
+    );
+    db.intern(0, "a").unwrap();
+    db.intern(0, "b").unwrap();
+    db.intern(0, "c").unwrap();
+    assert_eq!(db.conflict_count(), 1);
+    assert_eq!(db.conflicts()[0].rejected[..], b"b"[..]);
+    assert_eq!(db.conflicts_dropped(), 1);
+}
+
+/// Ids are public, so names can be crafted to collide (docs/design.md,
+/// "Collisions"). Forced here with the test-only id mask (every string gets
+/// id 1): however many colliding strings arrive, by `intern` or `register`,
+/// in the same NC or a higher one, with the conflict budget spent or not, the
+/// first string stays what the NC, `resolve_any` and every snapshot give.
+fn crafted_collision_never_replaces_the_first_string<S: Strategy>() {
+    let db = colliding_db::<S>(3);
+    assert_eq!(
+        db.intern_with_outcome(0, b"victim").unwrap(),
+        (1, Registered::Inserted)
+    );
+    for i in 0..2_000 {
+        let crafted = format!("crafted_{i}");
+        assert_eq!(
+            db.intern_with_outcome(0, crafted.as_bytes()).unwrap(),
+            (1, Registered::Conflict)
+        );
+        assert_eq!(
+            db.register(0, 1, crafted.as_bytes()),
+            Ok(Registered::Conflict)
+        );
+        db.intern(1 + i % 2, &crafted).unwrap(); // higher NCs
+        assert_eq!(db.lookup(0, &crafted), None);
+        if i % 500 == 0 {
+            let snapshot = db.snapshot();
+            assert_eq!(snapshot.get_str(1), Some("victim"), "after {i}");
+            assert!(snapshot.conflicts().iter().all(|c| &*c.kept == b"victim"));
+        }
+    }
+    db.close_nc(0).unwrap();
+    db.open_nc(0).unwrap();
+    assert!(db.conflicts_dropped() > 0, "the budget was spent");
+    assert_eq!(db.resolve(0, 1).as_deref(), Some(&b"victim"[..]));
+    assert_eq!(db.resolve_any(1).as_deref(), Some(&b"victim"[..]));
+    assert_eq!(db.lookup(0, "victim"), Some(1));
+    let snapshot = db.snapshot();
+    assert_eq!(snapshot.len(), 1);
+    assert_eq!(snapshot.get_str(1), Some("victim"));
+    assert_eq!(snapshot.conflicts_dropped(), db.conflicts_dropped());
+}
+
+/// A real 50-bit collision, found by hashing 2^27 names (docs/design.md,
+/// "Collisions"): no mask, real ids. Whichever of the two arrives first in an
+/// NC stays there; the snapshot keeps the lower NC's and reports the other.
+fn real_collision_keeps_the_first_string<S: Strategy>() {
+    const A: &str = "tensor_207462";
+    const B: &str = "tensor_63532661";
+    const ID: u64 = 886535195763261;
+    assert_eq!((get_id(A.as_bytes()), get_id(B.as_bytes())), (ID, ID));
+    let db = db::<S>(2);
+    assert_eq!(
+        db.intern_with_outcome(0, A.as_bytes()).unwrap(),
+        (ID, Registered::Inserted)
+    );
+    assert_eq!(
+        db.intern_with_outcome(0, B.as_bytes()).unwrap(),
+        (ID, Registered::Conflict)
+    );
+    assert_eq!(
+        db.intern_with_outcome(1, B.as_bytes()).unwrap(),
+        (ID, Registered::Inserted)
+    );
+    assert_eq!(
+        db.intern_with_outcome(1, A.as_bytes()).unwrap(),
+        (ID, Registered::Conflict)
+    );
+    assert_eq!(db.lookup(0, A), Some(ID));
+    assert_eq!(db.lookup(0, B), None);
+    assert_eq!(db.resolve(1, ID).as_deref(), Some(B.as_bytes()));
+    let snapshot = db.snapshot();
+    assert_eq!(snapshot.get_str(ID), Some(A));
+    assert_eq!(
+        snapshot.conflicts(),
+        &[Conflict {
+            id: ID,
+            kept: A.as_bytes().into(),
+            rejected: B.as_bytes().into(),
+        }]
+    );
+}
+
 fn caller_supplied_id_is_trusted<S: Strategy>() {
     let db = db::<S>(1);
     assert_eq!(db.register(0, 42, b"not hashed"), Ok(Registered::Inserted));
@@ -225,6 +419,70 @@ fn resolve_by_id<S: Strategy>() {
     assert_eq!(db.resolve_any(id).as_deref(), Some(&b"tensor_0"[..]));
     assert_eq!(db.with_resolved(2, id, |b| b.len()), Some(8));
     assert_eq!(db.resolve_any(12345), None);
+}
+
+/// `with_resolved`'s callback may call back into the same NC: intern (new
+/// strings and the resolved one), close, open, snapshot. Under the
+/// compatibility strategy it once ran under the NC's read lock and deadlocked;
+/// a deadlock fails the test after a minute instead of hanging it.
+fn with_resolved_callback_may_reenter_the_nc<S: Strategy>() {
+    let db = Arc::new(db::<S>(2));
+    let id = db.intern(1, "resolved").unwrap();
+    let (done, finished) = std::sync::mpsc::channel();
+    let db_in_thread = Arc::clone(&db);
+    std::thread::spawn(move || {
+        let db = db_in_thread;
+        let outcome = db.with_resolved(1, id, |bytes| {
+            // Enough strings that some land in every internal shard of a
+            // sharded map.
+            for i in 0..64 {
+                db.intern(1, &common::name(0, i)).unwrap();
+            }
+            let again = db.intern(1, "resolved");
+            db.close_nc(1).unwrap();
+            let closed = db.intern(1, "while closed");
+            db.open_nc(1).unwrap();
+            let in_snapshot = db.snapshot().contains(id);
+            (bytes.to_vec(), again, closed, in_snapshot)
+        });
+        let _ = done.send(outcome);
+    });
+    let outcome = finished
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("with_resolved deadlocked: its callback re-entered the NC");
+    assert_eq!(
+        outcome,
+        Some((
+            b"resolved".to_vec(),
+            Ok(id),
+            Err(Error::NcClosed { nc: 1 }),
+            true
+        ))
+    );
+    assert_eq!(db.nc_len(1), 65);
+}
+
+/// Bad configuration is an error from `try_with_config`, never a panic or
+/// an abort: zero NCs, and NC counts or initial capacities past what memory
+/// can hold (`with_config` once panicked on the latter and aborted on the
+/// former).
+fn absurd_configs_are_errors<S: Strategy>() {
+    let build = |config| InternedStringDb::<S>::try_with_config(config).map(|db| db.ncs());
+    assert_eq!(build(Config::new().ncs(0)), Err(Error::ZeroNcs));
+    for (ncs, initial_capacity) in [(1 << 40, 0), (usize::MAX, 0), (2, 1 << 40), (2, usize::MAX)] {
+        assert_eq!(
+            build(Config::new().ncs(ncs).initial_capacity(initial_capacity)),
+            Err(Error::ConfigTooLarge {
+                ncs,
+                initial_capacity
+            }),
+            "{ncs} NCs of {initial_capacity} entries"
+        );
+    }
+    let db = InternedStringDb::<S>::try_with_config(Config::new().ncs(3).initial_capacity(1000))
+        .unwrap();
+    let id = db.intern(2, "fits").unwrap();
+    assert_eq!(db.resolve(2, id).as_deref(), Some(&b"fits"[..]));
 }
 
 fn byte_cap_refuses_and_keeps_everything<S: Strategy>() {
@@ -344,14 +602,20 @@ for_each_strategy!(
     idempotent_reintern,
     same_string_on_many_ncs_is_one_entry,
     bad_input_is_an_error,
+    no_public_function_panics_on_bad_input,
     bytes_need_not_be_utf8,
     conflict_is_recorded,
     conflict_across_shards_is_reported,
     shard_conflicts_are_normalised_to_the_kept_string,
+    conflict_budget_counts_what_it_cannot_store,
+    crafted_collision_never_replaces_the_first_string,
+    real_collision_keeps_the_first_string,
     caller_supplied_id_is_trusted,
     closed_nc_is_skipped,
     lookup_never_inserts,
     resolve_by_id,
+    with_resolved_callback_may_reenter_the_nc,
+    absurd_configs_are_errors,
     byte_cap_refuses_and_keeps_everything,
     snapshot_iterates_in_id_order,
     reset_frees_everything,

@@ -12,8 +12,13 @@ use interned_string_db::{Config, Conflict, Error, InternedStringDb, Registered, 
 fn collisions_are_recorded_once<S: Strategy>(n: usize) {
     // The largest power of two not above n / 6.
     let mask = (1u64 << (63 - (n as u64 / 6).leading_zeros())) - 1;
-    let db: InternedStringDb<S> =
-        InternedStringDb::with_config(Config::new().ncs(2).narrow_id_mask_for_tests(mask));
+    // A budget that stores every conflict: this test checks each one.
+    let db: InternedStringDb<S> = InternedStringDb::with_config(
+        Config::new()
+            .ncs(2)
+            .conflict_budget(usize::MAX)
+            .narrow_id_mask_for_tests(mask),
+    );
     let names: Vec<String> = (0..n).map(|i| common::name(i % 3, i)).collect();
     let mut first: BTreeMap<u64, &str> = BTreeMap::new();
     let mut expected: BTreeSet<(u64, String, String)> = BTreeSet::new();

@@ -93,3 +93,23 @@ fn intern_macro_per_call_site() {
             .is_some());
     }
 }
+
+/// A closed NC refuses strings even when already present (docs/design.md),
+/// also through the cached "registered" bit of a `StaticName` and `intern!`.
+#[test]
+fn static_names_refuse_a_closed_nc() {
+    static SPAN: StaticName = StaticName::new("handles test/closed");
+    fn macro_site() -> Result<u64, Error> {
+        intern!(11, "handles test/closed macro")
+    }
+    let global = interned_string_db::global();
+    assert_eq!(SPAN.intern(11), Ok(SPAN.id()));
+    assert!(macro_site().is_ok());
+    global.close_nc(11).unwrap();
+    let closed = Err(Error::NcClosed { nc: 11 });
+    assert_eq!(SPAN.intern(11), closed);
+    assert_eq!(macro_site(), closed);
+    global.open_nc(11).unwrap();
+    assert_eq!(SPAN.intern(11), Ok(SPAN.id()));
+    assert_eq!(macro_site(), Ok(get_id(b"handles test/closed macro")));
+}

@@ -11,8 +11,8 @@ use std::cell::Cell;
 use std::sync::atomic::{AtomicIsize, Ordering};
 
 use interned_string_db::{
-    ArcSwapStrategy, Config, DashMapStrategy, InternedStringDb, OptimisticStrategy, RwLockStrategy,
-    Strategy,
+    ArcSwapStrategy, Config, DashMapStrategy, InternedStringDb, OptimisticStrategy, Registered,
+    RwLockStrategy, Strategy, DEFAULT_CONFLICT_BUDGET,
 };
 
 struct Counting;
@@ -49,6 +49,25 @@ unsafe impl GlobalAlloc for Counting {
 
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;
+
+/// The counter is process-wide: tests that count take turns, each counting
+/// its own thread only while it holds its turn ([`count_this_thread`]).
+static COUNTING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Counts this thread's allocations until the returned turn is dropped. Not
+/// after: the harness goes on allocating on the test's thread (its result,
+/// its output), and frees on its own, which would skew the next test.
+fn count_this_thread() -> impl Drop {
+    struct Turn(#[allow(dead_code)] std::sync::MutexGuard<'static, ()>);
+    impl Drop for Turn {
+        fn drop(&mut self) {
+            COUNTED.with(|c| c.set(false));
+        }
+    }
+    let turn = Turn(COUNTING.lock().unwrap_or_else(|e| e.into_inner()));
+    COUNTED.with(|c| c.set(true));
+    turn
+}
 
 fn live() -> isize {
     LIVE.load(Ordering::Relaxed)
@@ -96,9 +115,64 @@ fn frees_everything<S: Strategy>() {
 
 #[test]
 fn drop_and_reset_free_every_byte() {
-    COUNTED.with(|c| c.set(true));
+    let _turn = count_this_thread();
     frees_everything::<RwLockStrategy>();
     frees_everything::<OptimisticStrategy>();
     frees_everything::<DashMapStrategy>();
     frees_everything::<ArcSwapStrategy>();
+}
+
+/// The case: an NC capped at 4,096 bytes, 20,000 `register` calls
+/// under one id with distinct 2,000-byte strings. The conflict log once held
+/// 80 MB (each conflict with its own copy of the kept string, none of it
+/// under the cap); now it stays within its budget, stores the kept string
+/// once, and counts the conflicts it does not store. Short strings too, where
+/// the log's own tables dominate.
+fn conflict_log_stays_within_its_budget<S: Strategy>(len: usize) {
+    const OVERHEAD: usize = 128; // per stored string, as `Config::conflict_budget` documents
+    let db: InternedStringDb<S> =
+        InternedStringDb::with_config(Config::new().ncs(1).byte_cap(4096));
+    let kept = vec![b'k'; len];
+    db.register(0, 7, &kept).unwrap();
+    let before = live();
+    let mut rejected = vec![b'r'; len];
+    for i in 0..20_000u32 {
+        rejected[..4].copy_from_slice(&i.to_le_bytes());
+        assert_eq!(db.register(0, 7, &rejected), Ok(Registered::Conflict));
+    }
+    let grown = live() - before;
+    assert!(
+        grown <= DEFAULT_CONFLICT_BUDGET as isize,
+        "{}: the conflict log holds {grown} bytes after 20,000 conflicts of {len} bytes",
+        S::NAME
+    );
+    // The first conflict is charged both strings, each further one its
+    // rejected string.
+    let stored = 1 + (DEFAULT_CONFLICT_BUDGET - 2 * (len + OVERHEAD)) / (len + OVERHEAD);
+    assert_eq!(db.conflict_count(), stored, "{}", S::NAME);
+    assert_eq!(
+        db.conflicts_dropped(),
+        20_000 - stored as u64,
+        "{}",
+        S::NAME
+    );
+    // A repeat of a stored conflict is recognised: not stored, not counted.
+    rejected[..4].copy_from_slice(&0u32.to_le_bytes());
+    assert_eq!(db.register(0, 7, &rejected), Ok(Registered::Conflict));
+    assert_eq!(db.conflicts_dropped(), 20_000 - stored as u64);
+    let snapshot = db.snapshot();
+    assert_eq!(snapshot.get(7), Some(&kept[..]), "the first string is kept");
+    assert_eq!(snapshot.conflicts().len(), stored);
+    assert_eq!(snapshot.conflicts_dropped(), db.conflicts_dropped());
+}
+
+#[test]
+fn conflict_log_is_bounded() {
+    let _turn = count_this_thread();
+    for len in [2000, 8] {
+        conflict_log_stays_within_its_budget::<RwLockStrategy>(len);
+        conflict_log_stays_within_its_budget::<OptimisticStrategy>(len);
+        conflict_log_stays_within_its_budget::<DashMapStrategy>(len);
+        conflict_log_stays_within_its_budget::<ArcSwapStrategy>(len);
+    }
 }

@@ -5,7 +5,7 @@
 use std::ffi::c_char;
 
 use super::shard::InternedDataShard;
-use super::{guard, required_str, status, NRT_STATUS};
+use super::{guard, log_error, required_str, status, NRT_STATUS};
 use crate::db::{Config, InternedStringDb};
 
 /// A db of N NCs (the default strategy). Opaque to C.
@@ -14,29 +14,30 @@ pub struct NrtInternedStringDb {
 }
 
 /// A new db of `ncs` NCs (`0` means the default, 256), with a per-NC byte
-/// cap of `byte_cap` bytes of string data (`0` means none). NULL only if a
-/// panic was caught.
+/// cap of `byte_cap` bytes of string data (`0` means none). NULL (logged)
+/// if memory for `ncs` NCs cannot be allocated, or if a panic was caught.
 #[no_mangle]
 pub extern "C" fn nrt_interned_string_db_create(
     ncs: usize,
     byte_cap: usize,
 ) -> *mut NrtInternedStringDb {
-    guard(
-        "nrt_interned_string_db_create",
-        std::ptr::null_mut(),
-        || {
-            let mut config = Config::new();
-            if ncs != 0 {
-                config = config.ncs(ncs);
+    const NAME: &str = "nrt_interned_string_db_create";
+    guard(NAME, std::ptr::null_mut(), || {
+        let mut config = Config::new();
+        if ncs != 0 {
+            config = config.ncs(ncs);
+        }
+        if byte_cap != 0 {
+            config = config.byte_cap(byte_cap);
+        }
+        match InternedStringDb::try_with_config(config) {
+            Ok(db) => Box::into_raw(Box::new(NrtInternedStringDb { db })),
+            Err(e) => {
+                log_error(format_args!("{NAME}: {e}"));
+                std::ptr::null_mut()
             }
-            if byte_cap != 0 {
-                config = config.byte_cap(byte_cap);
-            }
-            Box::into_raw(Box::new(NrtInternedStringDb {
-                db: InternedStringDb::with_config(config),
-            }))
-        },
-    )
+        }
+    })
 }
 
 /// Frees a db and every string in it. NULL is a no-op.
@@ -68,7 +69,7 @@ pub(super) unsafe fn live<'a>(
     match unsafe { db.as_ref() } {
         Some(handle) => Ok(&handle.db),
         None => {
-            log::error!("{function}: the db is NULL");
+            log_error(format_args!("{function}: the db is NULL"));
             Err(NRT_STATUS::NRT_INVALID)
         }
     }
@@ -101,7 +102,7 @@ pub unsafe extern "C" fn nrt_interned_string_db_intern(
             Err(status) => return status,
         };
         if out_id.is_null() {
-            log::error!("{NAME}: out_id is NULL");
+            log_error(format_args!("{NAME}: out_id is NULL"));
             return NRT_STATUS::NRT_INVALID;
         }
         // SAFETY: the caller's contract on `s`.
@@ -136,13 +137,7 @@ unsafe fn set_open(
         } else {
             db.close_nc(nc)
         };
-        match result {
-            Ok(()) => NRT_STATUS::NRT_SUCCESS,
-            Err(e) => {
-                log::error!("{function}: {e}");
-                NRT_STATUS::from(&e)
-            }
-        }
+        status(function, result)
     })
 }
 
@@ -198,7 +193,7 @@ pub unsafe extern "C" fn nrt_interned_string_db_snapshot(
             Err(status) => return status,
         };
         if out_shard.is_null() {
-            log::error!("{NAME}: out_shard is NULL");
+            log_error(format_args!("{NAME}: out_shard is NULL"));
             return NRT_STATUS::NRT_INVALID;
         }
         let snapshot = db.snapshot();
@@ -210,6 +205,7 @@ pub unsafe extern "C" fn nrt_interned_string_db_snapshot(
             }
         }
         shard.merged_conflicts = snapshot.conflicts().to_vec();
+        shard.merged_conflicts_dropped = snapshot.conflicts_dropped();
         // SAFETY: non-NULL and writable (the caller's contract).
         unsafe { *out_shard = Box::into_raw(Box::new(shard)) };
         NRT_STATUS::NRT_SUCCESS

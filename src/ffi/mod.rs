@@ -11,6 +11,7 @@ pub mod batch;
 pub mod db;
 pub mod shard;
 
+use std::any::Any;
 use std::ffi::{c_char, CStr, CString};
 use std::panic::{self, AssertUnwindSafe};
 
@@ -37,9 +38,30 @@ impl From<&Error> for NRT_STATUS {
     fn from(error: &Error) -> Self {
         match error {
             Error::NcClosed { .. } => NRT_STATUS::NRT_INVALID_HANDLE,
-            Error::CapReached { .. } | Error::OutOfMemory { .. } => NRT_STATUS::NRT_RESOURCE,
+            Error::CapReached { .. } | Error::OutOfMemory { .. } | Error::ConfigTooLarge { .. } => {
+                NRT_STATUS::NRT_RESOURCE
+            }
             _ => NRT_STATUS::NRT_INVALID,
         }
+    }
+}
+
+/// Logs an error at the C boundary. The installed logger is the caller's
+/// code and may panic: that panic is swallowed here, so that the function
+/// still returns its status (and the report in [`guard`], outside its
+/// `catch_unwind`, cannot unwind out of an `extern "C"` function, which
+/// aborts).
+fn log_error(message: core::fmt::Arguments<'_>) {
+    if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(|| log::error!("{message}"))) {
+        drop_payload(payload);
+    }
+}
+
+/// Drops a caught panic's payload. Its destructor is arbitrary code and may
+/// panic too: that second payload is leaked rather than dropped.
+fn drop_payload(payload: Box<dyn Any + Send>) {
+    if let Err(again) = panic::catch_unwind(AssertUnwindSafe(move || drop(payload))) {
+        core::mem::forget(again);
     }
 }
 
@@ -48,19 +70,25 @@ fn status<T>(function: &str, result: Result<T, Error>) -> NRT_STATUS {
     match result {
         Ok(_) => NRT_STATUS::NRT_SUCCESS,
         Err(e) => {
-            log::error!("{function}: {e}");
+            log_error(format_args!("{function}: {e}"));
             NRT_STATUS::from(&e)
         }
     }
 }
 
 /// Runs `body`, turning a panic into `on_panic` (logged) so that it never
-/// unwinds into C.
+/// unwinds into C, even when the panic came from the logger.
 fn guard<T>(function: &str, on_panic: T, body: impl FnOnce() -> T) -> T {
-    panic::catch_unwind(AssertUnwindSafe(body)).unwrap_or_else(|_| {
-        log::error!("{function}: internal panic caught at the C boundary");
-        on_panic
-    })
+    match panic::catch_unwind(AssertUnwindSafe(body)) {
+        Ok(value) => value,
+        Err(payload) => {
+            drop_payload(payload);
+            log_error(format_args!(
+                "{function}: internal panic caught at the C boundary"
+            ));
+            on_panic
+        }
+    }
 }
 
 /// The bytes of a C string that must be non-NULL, non-empty UTF-8.
@@ -71,17 +99,17 @@ fn guard<T>(function: &str, on_panic: T, body: impl FnOnce() -> T) -> T {
 /// unchanged for `'a`.
 unsafe fn required_str<'a>(function: &str, s: *const c_char) -> Result<&'a str, Error> {
     if s.is_null() {
-        log::error!("{function}: the string is NULL");
+        log_error(format_args!("{function}: the string is NULL"));
         return Err(Error::InvalidUtf8);
     }
     // SAFETY: non-NULL, and the caller guarantees a valid C string.
     let bytes = unsafe { CStr::from_ptr(s) }.to_bytes();
     if bytes.is_empty() {
-        log::error!("{function}: the string is empty");
+        log_error(format_args!("{function}: the string is empty"));
         return Err(Error::EmptyString);
     }
     core::str::from_utf8(bytes).map_err(|_| {
-        log::error!("{function}: the input is not valid UTF-8");
+        log_error(format_args!("{function}: the input is not valid UTF-8"));
         Error::InvalidUtf8
     })
 }

@@ -6,7 +6,8 @@
 use std::ffi::c_char;
 
 use super::{
-    export_names, free_c_strings, guard, leak_array, required_str, status, take_array, NRT_STATUS,
+    export_names, free_c_strings, guard, leak_array, log_error, required_str, status, take_array,
+    NRT_STATUS,
 };
 use crate::conflict::Conflict;
 use crate::db::{Config, InternedStringDb};
@@ -19,6 +20,8 @@ pub struct InternedDataShard {
     /// Conflicts found when this shard was built by merging (a snapshot),
     /// beside those its own registrations find.
     pub(crate) merged_conflicts: Vec<Conflict>,
+    /// Conflicts the merged NCs counted without storing them.
+    pub(crate) merged_conflicts_dropped: u64,
 }
 
 impl InternedDataShard {
@@ -26,6 +29,7 @@ impl InternedDataShard {
         InternedDataShard {
             db: InternedStringDb::with_config(Config::new().ncs(1)),
             merged_conflicts: Vec::new(),
+            merged_conflicts_dropped: 0,
         }
     }
 }
@@ -78,7 +82,7 @@ pub unsafe extern "C" fn nrt_interned_string_db_register_entry(
         };
         // SAFETY: the caller's contract on `shard`; shared access only.
         let Some(shard) = (unsafe { shard.as_ref() }) else {
-            log::error!("{NAME}: the shard is NULL");
+            log_error(format_args!("{NAME}: the shard is NULL"));
             return NRT_STATUS::NRT_INVALID;
         };
         status(NAME, shard.db.register(0, id, name.as_bytes()))
@@ -107,14 +111,16 @@ pub unsafe extern "C" fn nrt_interned_string_db_get_entries(
     const NAME: &str = "nrt_interned_string_db_get_entries";
     guard(NAME, NRT_STATUS::NRT_FAILURE, || {
         if shard.is_null() || out_ids.is_null() || out_names.is_null() || out_count.is_null() {
-            log::error!("{NAME}: a NULL argument");
+            log_error(format_args!("{NAME}: a NULL argument"));
             return NRT_STATUS::NRT_INVALID;
         }
         // SAFETY: non-NULL and live (the caller's contract).
         let shard = unsafe { &*shard };
         let snapshot = shard.db.snapshot();
         let Some(names) = export_names(snapshot.iter().map(|(_, bytes)| bytes)) else {
-            log::error!("{NAME}: a name holds a NUL byte; nothing exported");
+            log_error(format_args!(
+                "{NAME}: a name holds a NUL byte; nothing exported"
+            ));
             return NRT_STATUS::NRT_INVALID;
         };
         let ids: Vec<u64> = snapshot.iter().map(|(id, _)| id).collect();
@@ -145,7 +151,7 @@ pub unsafe extern "C" fn nrt_interned_string_db_free_entries(
     const NAME: &str = "nrt_interned_string_db_free_entries";
     guard(NAME, (), || {
         if ids.is_null() || names.is_null() {
-            log::error!("{NAME}: a NULL array; nothing freed");
+            log_error(format_args!("{NAME}: a NULL array; nothing freed"));
             return;
         }
         // SAFETY: the caller's contract: both arrays came from one
@@ -211,7 +217,7 @@ pub unsafe extern "C" fn nrt_interned_string_db_get_conflicts(
             || out_rejected.is_null()
             || out_count.is_null()
         {
-            log::error!("{NAME}: a NULL argument");
+            log_error(format_args!("{NAME}: a NULL argument"));
             return NRT_STATUS::NRT_INVALID;
         }
         // SAFETY: non-NULL and live (the caller's contract).
@@ -220,7 +226,9 @@ pub unsafe extern "C" fn nrt_interned_string_db_get_conflicts(
         conflicts.extend(shard.merged_conflicts.iter().cloned());
         let names = || conflicts.iter().flat_map(|c| [&*c.kept, &*c.rejected]);
         if names().any(|name| name.contains(&0)) {
-            log::error!("{NAME}: a name holds a NUL byte; nothing exported");
+            log_error(format_args!(
+                "{NAME}: a name holds a NUL byte; nothing exported"
+            ));
             return NRT_STATUS::NRT_INVALID;
         }
         let kept = export_names(conflicts.iter().map(|c| &*c.kept)).expect("checked for NUL");
@@ -236,6 +244,31 @@ pub unsafe extern "C" fn nrt_interned_string_db_get_conflicts(
             *out_count = count;
         }
         NRT_STATUS::NRT_SUCCESS
+    })
+}
+
+/// How many conflicts `shard` counted without storing them, because its
+/// conflict budget (64 KiB of conflicting strings, as for every NC) was
+/// spent; for a snapshot, also those of the merged NCs. They are missing from
+/// [`nrt_interned_string_db_get_conflicts`]. `0` for a NULL shard.
+///
+/// # Safety
+///
+/// `shard` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn nrt_interned_string_db_get_conflicts_dropped(
+    shard: *mut InternedDataShard,
+) -> u64 {
+    const NAME: &str = "nrt_interned_string_db_get_conflicts_dropped";
+    guard(NAME, 0, || {
+        // SAFETY: NULL or live (the caller's contract); shared access only.
+        match unsafe { shard.as_ref() } {
+            Some(shard) => shard.db.conflicts_dropped() + shard.merged_conflicts_dropped,
+            None => {
+                log_error(format_args!("{NAME}: the shard is NULL"));
+                0
+            }
+        }
     })
 }
 
@@ -256,7 +289,7 @@ pub unsafe extern "C" fn nrt_interned_string_db_free_conflicts(
     const NAME: &str = "nrt_interned_string_db_free_conflicts";
     guard(NAME, (), || {
         if ids.is_null() || kept.is_null() || rejected.is_null() {
-            log::error!("{NAME}: a NULL array; nothing freed");
+            log_error(format_args!("{NAME}: a NULL array; nothing freed"));
             return;
         }
         // SAFETY: the caller's contract: all three came from one

@@ -69,11 +69,13 @@ pub(crate) struct RawShard {
 pub(crate) struct AllocFailed;
 
 impl RawShard {
-    /// An empty, open shard that will make room for `capacity` entries at
-    /// its first insert. Allocates nothing; `None` is never returned today
-    /// but keeps the constructor fallible for callers.
+    /// An empty, open shard with room for `capacity` entries before its
+    /// index first grows. With a capacity of 0 it allocates nothing until the
+    /// first insert; otherwise it allocates the index now, and `None` says
+    /// that the allocation failed or the capacity is past what an index can
+    /// hold.
     pub(crate) fn try_new(capacity: usize) -> Option<Self> {
-        Some(RawShard {
+        let shard = RawShard {
             hot: Hot {
                 table: Table::new(),
                 log: Log::new(),
@@ -84,7 +86,14 @@ impl RawShard {
             entries: AtomicUsize::new(0),
             bytes: AtomicUsize::new(0),
             capacity,
-        })
+        };
+        if capacity > 0 {
+            let mut guard = shard.write();
+            let writer = guard.writer_mut().ok()?;
+            shard.hot.table.init(&mut writer.table, capacity).ok()?;
+            drop(guard);
+        }
+        Some(shard)
     }
 
     /// [`try_new`](Self::try_new), for tests.
@@ -283,6 +292,19 @@ impl<'a> WriteGuard<'a> {
         self.shard.bytes()
     }
 
+    /// The writer's state, made on first use.
+    fn writer_mut(&mut self) -> Result<&mut Writer, AllocFailed> {
+        if self.writer.is_none() {
+            let fresh = Writer {
+                log: LogWriter::default(),
+                table: TableWriter::default(),
+                by_id: HashTable::new(),
+            };
+            *self.writer = Some(try_box(fresh).ok_or(AllocFailed)?);
+        }
+        Ok(self.writer.as_mut().expect("made above"))
+    }
+
     /// Opens or closes the shard.
     pub(crate) fn set_open(&mut self, open: bool) {
         self.shard.hot.open.store(open, Ordering::Release);
@@ -338,15 +360,7 @@ impl<'a> WriteGuard<'a> {
     ) -> Result<(), AllocFailed> {
         debug_assert!(self.find_by_id(id).is_none());
         let shard = self.shard;
-        if self.writer.is_none() {
-            let fresh = Writer {
-                log: LogWriter::default(),
-                table: TableWriter::default(),
-                by_id: HashTable::new(),
-            };
-            *self.writer = Some(try_box(fresh).ok_or(AllocFailed)?);
-        }
-        let writer = self.writer.as_mut().expect("made above");
+        let writer = self.writer_mut()?;
         let log = &shard.hot.log;
         let id_hash = |at: &u32| {
             // SAFETY: the writer's own record.

@@ -283,8 +283,9 @@ impl Table {
     }
 
     /// The first directory and segments: room for `capacity` entries at
-    /// [`LOAD`], and at least one segment, all of it used.
-    fn init(&self, writer: &mut TableWriter, capacity: usize) -> Result<(), TableFull> {
+    /// [`LOAD`], and at least one segment, all of it used. Only the writer
+    /// calls this, on an empty table.
+    pub(crate) fn init(&self, writer: &mut TableWriter, capacity: usize) -> Result<(), TableFull> {
         let buckets = (capacity / LOAD)
             .max(SEGMENT_BUCKETS)
             .checked_next_power_of_two()

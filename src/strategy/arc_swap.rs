@@ -46,13 +46,16 @@ impl ShardOps for ArcSwapStrategy {
     type Shard = ArcSwapShard;
     const GLOBAL_MERGE_LOCK: bool = false;
 
-    fn new_shard(config: &ShardConfig) -> ArcSwapShard {
-        ArcSwapShard {
-            map: ArcSwap::from_pointee(Map::with_capacity(config.initial_capacity)),
+    fn new_shard(config: &ShardConfig) -> Result<ArcSwapShard, Refusal> {
+        let mut map = Map::new();
+        map.try_reserve(config.initial_capacity)
+            .map_err(|_| Refusal::OutOfMemory)?;
+        Ok(ArcSwapShard {
+            map: ArcSwap::from_pointee(map),
             writer: Mutex::new(0),
             open: OpenFlag::new(),
             byte_cap: config.byte_cap,
-        }
+        })
     }
 
     fn register(
@@ -84,6 +87,17 @@ impl ShardOps for ArcSwapStrategy {
 
     fn with_entry<R>(shard: &ArcSwapShard, id: u64, f: impl FnOnce(&[u8]) -> R) -> Option<R> {
         shard.map.load().get(&id).map(|stored| f(stored))
+    }
+
+    /// Takes a reference count on the string and lets the map's guard go
+    /// before calling `f`: no copy, and no guard held while `f` interns.
+    fn with_entry_unlocked<R>(
+        shard: &ArcSwapShard,
+        id: u64,
+        f: impl FnOnce(&[u8]) -> R,
+    ) -> Option<R> {
+        let stored = shard.map.load().get(&id).map(Arc::clone);
+        stored.map(|bytes| f(&bytes))
     }
 
     fn visit_if_open(shard: &ArcSwapShard, mut f: impl FnMut(u64, &[u8])) -> bool {

@@ -5,7 +5,8 @@ use dashmap::mapref::entry::Entry;
 use dashmap::DashMap;
 
 use super::imp::{
-    check_cap, compare, try_copy, OpenFlag, Refusal, ShardConfig, ShardOps, ShardStats,
+    check_cap, compare, try_copy, with_copied_entry, OpenFlag, Refusal, ShardConfig, ShardOps,
+    ShardStats,
 };
 use super::{Registered, Strategy};
 use crate::sync::{AtomicUsize, Ordering};
@@ -40,13 +41,22 @@ impl ShardOps for DashMapStrategy {
     type Shard = DashMapShard;
     const GLOBAL_MERGE_LOCK: bool = false;
 
-    fn new_shard(config: &ShardConfig) -> DashMapShard {
-        DashMapShard {
-            map: DashMap::with_capacity(config.initial_capacity),
+    fn new_shard(config: &ShardConfig) -> Result<DashMapShard, Refusal> {
+        // dashmap's own default sharding, made explicit: its `try_reserve`
+        // reserves per internal shard, so the capacity is split here.
+        let shards = std::thread::available_parallelism()
+            .map_or(1, usize::from)
+            .saturating_mul(4)
+            .next_power_of_two();
+        let mut map = DashMap::with_capacity_and_shard_amount(0, shards);
+        map.try_reserve(config.initial_capacity.div_ceil(shards))
+            .map_err(|_| Refusal::OutOfMemory)?;
+        Ok(DashMapShard {
+            map,
             open: OpenFlag::new(),
             bytes: AtomicUsize::new(0),
             byte_cap: config.byte_cap,
-        }
+        })
     }
 
     fn register(
@@ -87,6 +97,15 @@ impl ShardOps for DashMapStrategy {
 
     fn with_entry<R>(shard: &DashMapShard, id: u64, f: impl FnOnce(&[u8]) -> R) -> Option<R> {
         shard.map.get(&id).map(|stored| f(&stored))
+    }
+
+    /// Copies the bytes out before calling `f`: see `with_copied_entry`.
+    fn with_entry_unlocked<R>(
+        shard: &DashMapShard,
+        id: u64,
+        f: impl FnOnce(&[u8]) -> R,
+    ) -> Option<R> {
+        with_copied_entry::<Self, R>(shard, id, f)
     }
 
     fn visit_if_open(shard: &DashMapShard, mut f: impl FnMut(u64, &[u8])) -> bool {

@@ -150,6 +150,17 @@ pub(crate) mod imp {
         Ok(())
     }
 
+    /// [`ShardOps::with_entry_unlocked`] for a strategy whose `with_entry`
+    /// holds a lock: the bytes are copied out, and `f` runs once the lock is
+    /// released (under it, an intern from `f` would wait for itself).
+    pub fn with_copied_entry<S: ShardOps, R>(
+        shard: &S::Shard,
+        id: u64,
+        f: impl FnOnce(&[u8]) -> R,
+    ) -> Option<R> {
+        S::with_entry(shard, id, |stored| Box::<[u8]>::from(stored)).map(|bytes| f(&bytes))
+    }
+
     /// Entries and bytes held by one shard.
     #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
     pub struct ShardStats {
@@ -169,8 +180,9 @@ pub(crate) mod imp {
         /// (the reference protocol).
         const GLOBAL_MERGE_LOCK: bool;
 
-        /// An empty, open shard.
-        fn new_shard(config: &ShardConfig) -> Self::Shard;
+        /// An empty, open shard, with room for `config.initial_capacity`
+        /// entries allocated fallibly: `Err(OutOfMemory)` if it cannot be.
+        fn new_shard(config: &ShardConfig) -> Result<Self::Shard, Refusal>;
 
         /// Registers `id → bytes`. `id_is_hash` says that `id` is the db's
         /// id of `bytes` (an intern), not a caller's (`register`, the C
@@ -205,8 +217,24 @@ pub(crate) mod imp {
             }
         }
 
-        /// Calls `f` with the bytes stored under `id`, if any.
+        /// Calls `f` with the bytes stored under `id`, if any. `f` may run
+        /// under a lock of the shard: it must not call back into the db.
         fn with_entry<R>(shard: &Self::Shard, id: u64, f: impl FnOnce(&[u8]) -> R) -> Option<R>;
+
+        /// [`with_entry`](Self::with_entry) for a caller's callback, which
+        /// may call back into the db, the same NC included (intern, close,
+        /// open): `f` runs with no lock of the shard held. The default
+        /// passes `with_entry` through, which is right only for a strategy
+        /// whose `with_entry` takes no lock; the others copy the bytes out
+        /// (or take a reference count) first.
+        #[inline]
+        fn with_entry_unlocked<R>(
+            shard: &Self::Shard,
+            id: u64,
+            f: impl FnOnce(&[u8]) -> R,
+        ) -> Option<R> {
+            Self::with_entry(shard, id, f)
+        }
 
         /// If the shard is open, calls `f` on every entry and returns true;
         /// returns false for a closed shard. The open check and the walk are

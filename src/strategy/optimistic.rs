@@ -38,11 +38,11 @@ impl ShardOps for OptimisticStrategy {
     type Shard = OptimisticShard;
     const GLOBAL_MERGE_LOCK: bool = false;
 
-    fn new_shard(config: &ShardConfig) -> OptimisticShard {
-        OptimisticShard {
-            raw: RawShard::try_new(config.initial_capacity).expect("allocates nothing"),
+    fn new_shard(config: &ShardConfig) -> Result<OptimisticShard, Refusal> {
+        Ok(OptimisticShard {
+            raw: RawShard::try_new(config.initial_capacity).ok_or(Refusal::OutOfMemory)?,
             byte_cap: config.byte_cap,
-        }
+        })
     }
 
     /// The hit path: acquire loads only (`is_open`, `find_by_bytes`), no

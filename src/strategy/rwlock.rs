@@ -5,7 +5,9 @@
 //!
 //! `std::sync::RwLock` on Linux is the futex RwLock the reference describes.
 
-use super::imp::{check_cap, compare, try_copy, Refusal, ShardConfig, ShardOps, ShardStats};
+use super::imp::{
+    check_cap, compare, try_copy, with_copied_entry, Refusal, ShardConfig, ShardOps, ShardStats,
+};
 use super::{Registered, Strategy};
 use crate::sync::{self, RwLock};
 
@@ -39,15 +41,18 @@ impl ShardOps for RwLockStrategy {
     type Shard = RwLockShard;
     const GLOBAL_MERGE_LOCK: bool = true;
 
-    fn new_shard(config: &ShardConfig) -> RwLockShard {
-        RwLockShard {
+    fn new_shard(config: &ShardConfig) -> Result<RwLockShard, Refusal> {
+        let mut map = hashbrown::HashMap::new();
+        map.try_reserve(config.initial_capacity)
+            .map_err(|_| Refusal::OutOfMemory)?;
+        Ok(RwLockShard {
             inner: RwLock::new(Table {
                 open: true,
-                map: hashbrown::HashMap::with_capacity(config.initial_capacity),
+                map,
                 bytes: 0,
                 byte_cap: config.byte_cap,
             }),
-        }
+        })
     }
 
     fn register(
@@ -76,6 +81,15 @@ impl ShardOps for RwLockStrategy {
 
     fn with_entry<R>(shard: &RwLockShard, id: u64, f: impl FnOnce(&[u8]) -> R) -> Option<R> {
         sync::read(&shard.inner).map.get(&id).map(|b| f(b))
+    }
+
+    /// Copies the bytes out before calling `f`: see `with_copied_entry`.
+    fn with_entry_unlocked<R>(
+        shard: &RwLockShard,
+        id: u64,
+        f: impl FnOnce(&[u8]) -> R,
+    ) -> Option<R> {
+        with_copied_entry::<Self, R>(shard, id, f)
     }
 
     fn visit_if_open(shard: &RwLockShard, mut f: impl FnMut(u64, &[u8])) -> bool {

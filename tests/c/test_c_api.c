@@ -87,6 +87,25 @@ static void test_register_and_export(void) {
     }
     nrt_interned_string_db_free_conflicts(cids, kept, rejected, count);
     CHECK(nrt_interned_string_db_get_conflicts(NULL, &cids, &kept, &rejected, &count) == NRT_INVALID);
+    CHECK(nrt_interned_string_db_get_conflicts_dropped(shard) == 0);
+    CHECK(nrt_interned_string_db_get_conflicts_dropped(NULL) == 0);
+
+    /* Many strings under one id: the conflict log stores what fits its
+     * 64 KiB budget and counts the rest; none is lost, none replaces the
+     * first string. */
+    char name[32];
+    for (int i = 0; i < 2000; i++) {
+        snprintf(name, sizeof name, "flood_%d", i);
+        CHECK(nrt_interned_string_db_register_entry(name, 7, shard) == NRT_SUCCESS);
+    }
+    CHECK(nrt_interned_string_db_get_conflicts(shard, &cids, &kept, &rejected, &count) == NRT_SUCCESS);
+    uint64_t dropped = nrt_interned_string_db_get_conflicts_dropped(shard);
+    CHECK(count > 1 && dropped > 0 && count + dropped == 2001);
+    nrt_interned_string_db_free_conflicts(cids, kept, rejected, count);
+    CHECK(nrt_interned_string_db_get_entries(shard, &ids, &names, &count) == NRT_SUCCESS);
+    at = find(ids, count, 7);
+    CHECK(count == 2 && at < count && strcmp(names[at], "not hashed") == 0);
+    nrt_interned_string_db_free_entries(ids, names, count);
 
     /* NULL frees are logged no-ops. */
     nrt_interned_string_db_free_entries(NULL, NULL, 3);
@@ -238,6 +257,28 @@ static void test_db_api(void) {
     nrt_interned_string_db_shard_free(snapshot);
     nrt_interned_string_db_destroy(db);
     nrt_interned_string_db_destroy(NULL);
+
+    /* A real 50-bit collision (docs/design.md, "Collisions"): both names
+     * get one id; the first stays, the other is reported by the snapshot. */
+    db = nrt_interned_string_db_create(1, 0);
+    uint64_t first = 0;
+    CHECK(nrt_interned_string_db_intern(db, 0, "tensor_207462", &first) == NRT_SUCCESS);
+    CHECK(nrt_interned_string_db_intern(db, 0, "tensor_63532661", &id) == NRT_SUCCESS);
+    CHECK(first == 886535195763261ULL && id == first);
+    CHECK(nrt_interned_string_db_snapshot(db, &snapshot) == NRT_SUCCESS);
+    CHECK(nrt_interned_string_db_get_entries(snapshot, &ids, &names, &count) == NRT_SUCCESS);
+    CHECK(count == 1 && strcmp(names[0], "tensor_207462") == 0);
+    nrt_interned_string_db_free_entries(ids, names, count);
+    char **kept, **rejected;
+    CHECK(nrt_interned_string_db_get_conflicts(snapshot, &ids, &kept, &rejected, &count) == NRT_SUCCESS);
+    CHECK(count == 1 && strcmp(rejected[0], "tensor_63532661") == 0);
+    nrt_interned_string_db_free_conflicts(ids, kept, rejected, count);
+    nrt_interned_string_db_shard_free(snapshot);
+    nrt_interned_string_db_destroy(db);
+
+    /* An absurd NC count is NULL (memory is allocated fallibly), never an
+     * abort. */
+    CHECK(nrt_interned_string_db_create((size_t)1 << 40, 0) == NULL);
 
     /* A byte cap reached is NRT_RESOURCE, and loses nothing stored. */
     db = nrt_interned_string_db_create(1, 10);

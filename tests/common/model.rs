@@ -91,8 +91,13 @@ impl Model {
 /// Runs `ops` on a db of strategy `S` (`ncs` NCs, ids narrowed by `mask`)
 /// and on the model; the first disagreement is the error.
 pub fn check<S: Strategy>(ncs: usize, mask: u64, ops: &[Op]) -> Result<(), String> {
-    let db: InternedStringDb<S> =
-        InternedStringDb::with_config(Config::new().ncs(ncs).narrow_id_mask_for_tests(mask));
+    // The model stores every conflict; so must the db (no budget).
+    let db: InternedStringDb<S> = InternedStringDb::with_config(
+        Config::new()
+            .ncs(ncs)
+            .conflict_budget(usize::MAX)
+            .narrow_id_mask_for_tests(mask),
+    );
     let mut model = Model {
         ncs,
         mask,
