@@ -1,5 +1,6 @@
 //! Snapshot merge time for 10^4, 10^5 and 10^6 entries spread over 256 NCs,
-//! idle and with 2 threads interning (hits) during the merge.
+//! idle and with 2 threads interning (hits) during the merge, beside the
+//! floor of copying every entry once, in the same run.
 
 use std::hint::black_box;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -24,6 +25,34 @@ fn filled<S: Strategy>(entries: usize) -> (InternedStringDb<S>, Vec<String>) {
         db.intern(i % NCS, name).unwrap();
     }
     (db, names)
+}
+
+/// The floor a snapshot is measured against: every name copied once, into
+/// one buffer (the least any copy costs), and into an allocation of its own
+/// (what copying entries out one by one costs).
+fn bench_copy_floor(c: &mut Criterion, sizes: &[usize]) {
+    let mut group = c.benchmark_group("snapshot/copy floor");
+    for &entries in sizes {
+        let names: Vec<String> = (0..entries as u64).map(|i| workload::name(7, i)).collect();
+        let total: usize = names.iter().map(String::len).sum();
+        group.throughput(Throughput::Elements(entries as u64));
+        group.bench_function(BenchmarkId::new("one buffer", entries), |b| {
+            b.iter(|| {
+                let mut buffer = Vec::with_capacity(total);
+                for name in &names {
+                    buffer.extend_from_slice(name.as_bytes());
+                }
+                black_box(buffer.len())
+            })
+        });
+        group.bench_function(BenchmarkId::new("one allocation each", entries), |b| {
+            b.iter(|| {
+                let copies: Vec<Box<[u8]>> = names.iter().map(|n| n.as_bytes().into()).collect();
+                black_box(copies.len())
+            })
+        });
+    }
+    group.finish();
 }
 
 fn bench_strategy<S: Strategy>(c: &mut Criterion, sizes: &[usize]) {
@@ -57,6 +86,7 @@ fn bench_strategy<S: Strategy>(c: &mut Criterion, sizes: &[usize]) {
 
 fn snapshot(c: &mut Criterion) {
     let all = [10_000, 100_000, 1_000_000];
+    bench_copy_floor(c, &all);
     bench_strategy::<OptimisticStrategy>(c, &all);
     bench_strategy::<RwLockStrategy>(c, &all);
     bench_strategy::<DashMapStrategy>(c, &all);

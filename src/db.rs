@@ -7,7 +7,7 @@ use crate::conflict::Conflict;
 use crate::error::Error;
 use crate::id::{get_id, ID_MASK};
 use crate::nc::NcContext;
-use crate::snapshot::Snapshot;
+use crate::snapshot::{Builder, Snapshot};
 use crate::strategy::imp::{Refusal, ShardConfig};
 use crate::strategy::{DefaultStrategy, Registered, Strategy};
 use crate::sync::{self, RwLock};
@@ -385,42 +385,21 @@ impl<S: Strategy> InternedStringDb<S> {
     /// lower NC; the others, and every conflict the merged shards recorded,
     /// are in [`Snapshot::conflicts`].
     pub fn snapshot(&self) -> Snapshot {
-        let mut merged: hashbrown::HashMap<u64, Box<[u8]>> = hashbrown::HashMap::new();
-        // Every (id, bytes) seen beside the kept bytes of its id.
-        let mut contested: Vec<(u64, Box<[u8]>)> = Vec::new();
+        // Sized from the counters (exact when nothing interns): staging
+        // then never regrows, which would copy everything again.
+        let entries = self.total_entries();
+        let bytes = (0..self.ncs()).map(|nc| self.nc_bytes(nc)).sum();
+        let mut builder = Builder::with_capacity(entries, bytes);
         {
             let _global = S::GLOBAL_MERGE_LOCK.then(|| sync::read(&self.global));
             for ctx in self.contexts.iter() {
-                let open = S::visit_if_open(&ctx.shard, |id, bytes| match merged.entry(id) {
-                    hashbrown::hash_map::Entry::Vacant(slot) => {
-                        slot.insert(bytes.into());
-                    }
-                    hashbrown::hash_map::Entry::Occupied(kept) => {
-                        if **kept.get() != *bytes {
-                            contested.push((id, bytes.into()));
-                        }
-                    }
-                });
-                if open {
-                    ctx.conflicts.for_each(|c| {
-                        contested.push((c.id, c.kept.clone()));
-                        contested.push((c.id, c.rejected.clone()));
-                    });
+                let visited = S::visit_since(&ctx.shard, 0, |id, bytes| builder.push(id, bytes));
+                if visited.is_some() {
+                    ctx.conflicts.for_each(|c| builder.contest_conflict(c));
                 }
             }
         }
-        let conflicts = contested
-            .into_iter()
-            .filter_map(|(id, rejected)| {
-                let kept = merged.get(&id)?;
-                (*kept != rejected).then(|| Conflict {
-                    id,
-                    kept: kept.clone(),
-                    rejected,
-                })
-            })
-            .collect();
-        Snapshot::from_parts(merged.into_iter().collect(), conflicts)
+        builder.finish()
     }
 
     /// Frees every entry and conflict of every NC and reopens them all.

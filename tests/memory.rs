@@ -9,6 +9,7 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::sync::atomic::{AtomicIsize, Ordering};
+use std::sync::Mutex;
 
 use interned_string_db::{
     ArcSwapStrategy, Config, DashMapStrategy, InternedStringDb, OptimisticStrategy, RwLockStrategy,
@@ -18,6 +19,10 @@ use interned_string_db::{
 struct Counting;
 
 static LIVE: AtomicIsize = AtomicIsize::new(0);
+
+/// `LIVE` is one count for every counted thread: tests that read it take
+/// turns.
+static SERIAL: Mutex<()> = Mutex::new(());
 
 thread_local! {
     /// Whether this thread's allocations are counted. `const`, with no
@@ -96,9 +101,40 @@ fn frees_everything<S: Strategy>() {
 
 #[test]
 fn drop_and_reset_free_every_byte() {
+    let _turn = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     COUNTED.with(|c| c.set(true));
     frees_everything::<RwLockStrategy>();
     frees_everything::<OptimisticStrategy>();
     frees_everything::<DashMapStrategy>();
     frees_everything::<ArcSwapStrategy>();
+}
+
+/// A snapshot holds its strings and 16 bytes an entry, nothing more, even
+/// when every string is on two NCs (the duplicates are staged, then dropped).
+fn snapshot_is_strings_and_16_bytes_an_entry<S: Strategy>() {
+    let db: InternedStringDb<S> = InternedStringDb::with_config(Config::new().ncs(16));
+    for i in 0..20_000 {
+        let name = format!("model_{}/layer_{}/tensor_{i}", i % 3, i % 50);
+        db.intern(i % 16, &name).unwrap();
+        db.intern((i + 1) % 16, &name).unwrap();
+    }
+    let before = live();
+    let snapshot = db.snapshot();
+    let held = live() - before;
+    assert_eq!(snapshot.len(), 20_000);
+    assert!(snapshot.conflicts().is_empty());
+    let bound = snapshot.string_bytes() + 16 * snapshot.len();
+    assert!(
+        held as usize <= bound,
+        "{}: a snapshot holds {held} bytes, more than {bound}",
+        S::NAME
+    );
+}
+
+#[test]
+fn snapshot_memory_is_bounded() {
+    let _turn = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    COUNTED.with(|c| c.set(true));
+    snapshot_is_strings_and_16_bytes_an_entry::<OptimisticStrategy>();
+    snapshot_is_strings_and_16_bytes_an_entry::<RwLockStrategy>();
 }

@@ -416,7 +416,19 @@ struct Writer {
     retired: Vec<RetiredTable>,
     /// Entries in the by-bytes index (the by-id index holds them all).
     bytes_indexed: usize,
+    /// STOPGAP (see [`InsertionOrder`]).
+    order: InsertionOrder,
 }
+
+/// STOPGAP until the rewrite of `src/raw/` provides a lock-free
+/// [`RawShard::for_each_since`]: every entry, in insertion order, read and
+/// written only under the writer lock.
+struct InsertionOrder(Vec<NonNull<Header>>);
+
+// SAFETY: the pointers are to published, immutable entries in the shard's
+// arena, which outlives the list (both belong to the `Writer`); the list is
+// only touched under the writer lock.
+unsafe impl Send for InsertionOrder {}
 
 impl Writer {
     /// A writer for two empty tables of `slots` slots.
@@ -431,6 +443,7 @@ impl Writer {
             by_id_homes: new_homes(slots).expect("allocating a shard's first table"),
             retired: Vec::new(),
             bytes_indexed: 0,
+            order: InsertionOrder(Vec::new()),
         }
     }
 }
@@ -509,8 +522,23 @@ impl RawShard {
     }
 
     /// Calls `f` on every entry published when the walk reaches its slot.
+    #[allow(dead_code)] // STOPGAP: the db walks with `for_each_since` now
     pub(crate) fn for_each(&self, mut f: impl FnMut(Entry<'_>)) {
         self.hot.by_id.table().entries().for_each(&mut f);
+    }
+
+    /// STOPGAP (see [`InsertionOrder`]): calls `f` on every entry at or after
+    /// position `from` in insertion order (from 0), under the writer lock,
+    /// and returns the position after the last entry.
+    pub(crate) fn for_each_since(&self, from: usize, mut f: impl FnMut(Entry<'_>)) -> usize {
+        let writer = sync::lock(&self.cold.writer);
+        let order = &writer.order.0;
+        for &header in order.get(from..).unwrap_or_default() {
+            // Pushed by an earlier holder of this lock after the entry was
+            // written: `published`'s condition holds.
+            f(Entry::published(header.as_ptr()));
+        }
+        order.len()
     }
 
     /// Takes the writer lock (recovering it from poisoning: nothing under it
@@ -637,6 +665,11 @@ impl<'a> WriteGuard<'a> {
         if id_is_hash {
             self.reserve_by_bytes()?;
         }
+        self.writer
+            .order
+            .0
+            .try_reserve(1)
+            .map_err(|_| AllocFailed)?;
         let layout = HEADER_SIZE
             .checked_add(bytes.len())
             .and_then(|size| Layout::from_size_align(size, align_of::<Header>()).ok())
@@ -666,6 +699,7 @@ impl<'a> WriteGuard<'a> {
                 .place(hot.hash_bytes(bytes), header, &mut writer.by_bytes_homes);
             writer.bytes_indexed += 1;
         }
+        writer.order.0.push(header);
         // Under the lock: plain stores, no read-modify-write needed.
         let cold = &self.shard.cold;
         cold.entries.store(self.shard.len() + 1, Ordering::Relaxed);
@@ -706,6 +740,30 @@ mod tests {
         let mut seen = 0;
         shard.for_each(|_| seen += 1);
         assert_eq!(seen, N);
+    }
+
+    #[test]
+    fn for_each_since_walks_in_insertion_order() {
+        let mut shard = RawShard::new(0);
+        for i in (0..N).rev() {
+            shard.write().insert(i, &key(i), i % 2 == 0).unwrap();
+        }
+        let mut seen = Vec::new();
+        assert_eq!(shard.for_each_since(0, |e| seen.push(e.id())), N as usize);
+        assert_eq!(seen, (0..N).rev().collect::<Vec<_>>());
+        seen.clear();
+        let from = N as usize - 3;
+        assert_eq!(
+            shard.for_each_since(from, |e| seen.push(e.id())),
+            N as usize
+        );
+        assert_eq!(seen, [2, 1, 0]);
+        assert_eq!(
+            shard.for_each_since(N as usize + 5, |_| panic!()),
+            N as usize
+        );
+        shard.clear();
+        assert_eq!(shard.for_each_since(0, |_| panic!()), 0);
     }
 
     #[test]

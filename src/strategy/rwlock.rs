@@ -31,6 +31,8 @@ struct Table {
     /// The reference's state byte (`2` = closed), read under the NC lock.
     open: bool,
     map: hashbrown::HashMap<u64, Box<[u8]>>,
+    /// The ids in insertion order, for `visit_since`.
+    order: Vec<u64>,
     bytes: usize,
     byte_cap: usize,
 }
@@ -44,6 +46,7 @@ impl ShardOps for RwLockStrategy {
             inner: RwLock::new(Table {
                 open: true,
                 map: hashbrown::HashMap::with_capacity(config.initial_capacity),
+                order: Vec::new(),
                 bytes: 0,
                 byte_cap: config.byte_cap,
             }),
@@ -69,7 +72,12 @@ impl ShardOps for RwLockStrategy {
         // of memory is an error that leaves the table as it was.
         let owned = try_copy(bytes)?;
         table.map.try_reserve(1).map_err(|_| Refusal::OutOfMemory)?;
+        table
+            .order
+            .try_reserve(1)
+            .map_err(|_| Refusal::OutOfMemory)?;
         table.map.insert(id, owned);
+        table.order.push(id);
         table.bytes += bytes.len();
         Ok(Registered::Inserted)
     }
@@ -78,15 +86,19 @@ impl ShardOps for RwLockStrategy {
         sync::read(&shard.inner).map.get(&id).map(|b| f(b))
     }
 
-    fn visit_if_open(shard: &RwLockShard, mut f: impl FnMut(u64, &[u8])) -> bool {
+    fn visit_since(
+        shard: &RwLockShard,
+        from: usize,
+        mut f: impl FnMut(u64, &[u8]),
+    ) -> Option<usize> {
         let table = sync::read(&shard.inner);
         if !table.open {
-            return false;
+            return None;
         }
-        for (&id, bytes) in &table.map {
-            f(id, bytes);
+        for id in table.order.get(from..).unwrap_or_default() {
+            f(*id, &table.map[id]);
         }
-        true
+        Some(table.order.len())
     }
 
     fn set_open(shard: &RwLockShard, open: bool) {
@@ -108,6 +120,7 @@ impl ShardOps for RwLockStrategy {
     fn clear(shard: &mut RwLockShard) {
         let mut table = sync::write(&shard.inner);
         table.map = hashbrown::HashMap::new();
+        table.order = Vec::new();
         table.bytes = 0;
         table.open = true;
     }

@@ -1,5 +1,9 @@
 //! The snapshot: every open shard merged into one deduplicated id → bytes map.
 
+mod build;
+
+pub(crate) use self::build::Builder;
+
 use crate::conflict::Conflict;
 
 /// A point-in-time union of every open NC's shard, with the conflicts seen.
@@ -9,31 +13,26 @@ use crate::conflict::Conflict;
 /// union, never a relabel: an id means the same string in every shard.
 ///
 /// Entries are kept sorted by id: lookup is a binary search and iteration is
-/// in id order.
+/// in id order. The strings live in one buffer, in id order, beside one id and
+/// one end offset per entry: the string bytes plus 16 bytes per entry.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Snapshot {
-    entries: Vec<(u64, Box<[u8]>)>,
+    /// Strictly increasing.
+    ids: Vec<u64>,
+    /// Entry `i`'s bytes are `bytes[ends[i - 1]..ends[i]]` (from 0 for the
+    /// first): non-decreasing, the last equal to `bytes.len()`.
+    ends: Vec<usize>,
+    bytes: Vec<u8>,
+    /// Sorted, each distinct once, `kept` always the entry's bytes.
     conflicts: Vec<Conflict>,
+    /// Conflicts counted but not stored by the conflict logs merged here.
+    conflicts_dropped: u64,
 }
 
 impl Snapshot {
-    /// Builds a snapshot from merged, deduplicated entries and conflicts.
-    pub(crate) fn from_parts(
-        mut entries: Vec<(u64, Box<[u8]>)>,
-        mut conflicts: Vec<Conflict>,
-    ) -> Self {
-        entries.sort_unstable_by_key(|&(id, _)| id);
-        conflicts.sort_unstable();
-        conflicts.dedup();
-        Snapshot { entries, conflicts }
-    }
-
     /// The bytes of `id`, if the snapshot holds it.
     pub fn get(&self, id: u64) -> Option<&[u8]> {
-        self.entries
-            .binary_search_by_key(&id, |&(id, _)| id)
-            .ok()
-            .map(|at| &*self.entries[at].1)
+        self.ids.binary_search(&id).ok().map(|at| self.entry(at))
     }
 
     /// The string of `id`, if the snapshot holds it and it is UTF-8.
@@ -43,22 +42,25 @@ impl Snapshot {
 
     /// Whether the snapshot holds `id`.
     pub fn contains(&self, id: u64) -> bool {
-        self.get(id).is_some()
+        self.ids.binary_search(&id).is_ok()
     }
 
     /// The number of distinct ids.
     pub fn len(&self) -> usize {
-        self.entries.len()
+        self.ids.len()
     }
 
     /// Whether the snapshot holds no id.
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.ids.is_empty()
     }
 
     /// The entries in increasing id order.
     pub fn iter(&self) -> Iter<'_> {
-        Iter(self.entries.iter())
+        Iter {
+            snapshot: self,
+            at: 0,
+        }
     }
 
     /// Every conflict seen in the merged NCs, sorted and each distinct
@@ -66,6 +68,17 @@ impl Snapshot {
     /// returns for the id.
     pub fn conflicts(&self) -> &[Conflict] {
         &self.conflicts
+    }
+
+    /// Bytes of string data held (the sum of the entries' lengths).
+    pub fn string_bytes(&self) -> usize {
+        self.bytes.len()
+    }
+
+    /// The bytes of the entry at `at` (in id order).
+    fn entry(&self, at: usize) -> &[u8] {
+        let start = if at == 0 { 0 } else { self.ends[at - 1] };
+        &self.bytes[start..self.ends[at]]
     }
 }
 
@@ -80,17 +93,24 @@ impl<'a> IntoIterator for &'a Snapshot {
 
 /// An iterator over a [`Snapshot`]'s entries in increasing id order.
 #[derive(Debug, Clone)]
-pub struct Iter<'a>(core::slice::Iter<'a, (u64, Box<[u8]>)>);
+pub struct Iter<'a> {
+    snapshot: &'a Snapshot,
+    at: usize,
+}
 
 impl<'a> Iterator for Iter<'a> {
     type Item = (u64, &'a [u8]);
 
     fn next(&mut self) -> Option<Self::Item> {
-        self.0.next().map(|(id, bytes)| (*id, &**bytes))
+        let id = *self.snapshot.ids.get(self.at)?;
+        let bytes = self.snapshot.entry(self.at);
+        self.at += 1;
+        Some((id, bytes))
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
-        self.0.size_hint()
+        let left = self.snapshot.len() - self.at;
+        (left, Some(left))
     }
 }
 
