@@ -1,15 +1,16 @@
 //! Snapshot merge time for 10^4, 10^5 and 10^6 entries spread over 256 NCs,
 //! idle and with 2 threads interning (hits) during the merge, beside the
-//! floor of copying every entry once, in the same run.
+//! floor of copying every entry once, in the same run; and a delta of 1,000
+//! new names after the largest size.
 
 use std::hint::black_box;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use interned_string_db::{
-    ArcSwapStrategy, Config, DashMapStrategy, InternedStringDb, OptimisticStrategy, RwLockStrategy,
-    Strategy,
+    ArcSwapStrategy, Config, Cursor, DashMapStrategy, InternedStringDb, OptimisticStrategy,
+    RwLockStrategy, Strategy,
 };
 
 #[path = "../perf/src/workload.rs"]
@@ -80,8 +81,42 @@ fn bench_strategy<S: Strategy>(c: &mut Criterion, sizes: &[usize]) {
             });
             stop.store(true, Ordering::Relaxed);
         });
+        if Some(&entries) == sizes.last() {
+            bench_delta(&mut group, &db, entries);
+        }
     }
     group.finish();
+}
+
+/// A delta of 1,000 names new since the cursor's last delta, after `entries`
+/// delivered. The interning is not timed.
+fn bench_delta<S: Strategy>(
+    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    db: &InternedStringDb<S>,
+    entries: usize,
+) {
+    const NEW: u64 = 1_000;
+    let mut cursor = Cursor::new();
+    black_box(db.delta(&mut cursor));
+    let mut next = 0u64;
+    group.throughput(Throughput::Elements(NEW));
+    group.bench_function(BenchmarkId::new("delta of 1000 new", entries), |b| {
+        b.iter_custom(|iters| {
+            let mut timed = Duration::ZERO;
+            for _ in 0..iters {
+                for _ in 0..NEW {
+                    db.intern(next as usize % NCS, &workload::name(8, next))
+                        .unwrap();
+                    next += 1;
+                }
+                let start = Instant::now();
+                let delta = db.delta(&mut cursor);
+                timed += start.elapsed();
+                assert_eq!(delta.len() as u64, NEW);
+            }
+            timed
+        })
+    });
 }
 
 fn snapshot(c: &mut Criterion) {

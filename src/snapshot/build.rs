@@ -74,6 +74,8 @@ pub(crate) struct Builder {
     /// Bytes seen under an id beside its kept bytes: a conflict unless they
     /// turn out to be the kept bytes.
     contested: Vec<(u64, Box<[u8]>)>,
+    /// Conflicts found by the caller, reported as they are.
+    conflicts: Vec<Conflict>,
     conflicts_dropped: u64,
 }
 
@@ -96,6 +98,7 @@ impl Builder {
                 })
                 .collect(),
             contested: Vec::new(),
+            conflicts: Vec::new(),
             conflicts_dropped: 0,
         }
     }
@@ -125,11 +128,17 @@ impl Builder {
         self.contest(conflict.id, &conflict.rejected);
     }
 
+    /// Reports `conflict` as it is (its id need not be in the snapshot).
+    pub(crate) fn add_conflict(&mut self, conflict: Conflict) {
+        self.conflicts.push(conflict);
+    }
+
     /// The snapshot: sorted by id, each id once with the bytes pushed first.
     pub(crate) fn finish(self) -> Snapshot {
         let Builder {
             parts,
             mut contested,
+            mut conflicts,
             conflicts_dropped,
         } = self;
         // Sized for every entry staged; duplicates leave spare room, given
@@ -155,17 +164,14 @@ impl Builder {
         snapshot.ids.shrink_to_fit();
         snapshot.ends.shrink_to_fit();
         snapshot.bytes.shrink_to_fit();
-        let mut conflicts: Vec<Conflict> = contested
-            .into_iter()
-            .filter_map(|(id, rejected)| {
-                let kept = snapshot.get(id)?;
-                (*kept != *rejected).then(|| Conflict {
-                    id,
-                    kept: kept.into(),
-                    rejected,
-                })
+        conflicts.extend(contested.into_iter().filter_map(|(id, rejected)| {
+            let kept = snapshot.get(id)?;
+            (*kept != *rejected).then(|| Conflict {
+                id,
+                kept: kept.into(),
+                rejected,
             })
-            .collect();
+        }));
         conflicts.sort_unstable();
         conflicts.dedup();
         snapshot.conflicts = conflicts;

@@ -1,8 +1,10 @@
 //! The snapshot: every open shard merged into one deduplicated id → bytes map.
 
 mod build;
+mod cursor;
 
 pub(crate) use self::build::Builder;
+pub use self::cursor::Cursor;
 
 use crate::conflict::Conflict;
 
@@ -65,7 +67,9 @@ impl Snapshot {
 
     /// Every conflict seen in the merged NCs, sorted and each distinct
     /// (id, rejected bytes) once. `kept` is always what [`get`](Self::get)
-    /// returns for the id.
+    /// returns for the id, except in a [delta](crate::InternedStringDb::delta),
+    /// where the id may have been delivered by an earlier delta (`kept` is
+    /// then the bytes delivered then).
     pub fn conflicts(&self) -> &[Conflict] {
         &self.conflicts
     }
