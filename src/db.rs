@@ -399,7 +399,7 @@ impl<S: Strategy> InternedStringDb<S> {
             for ctx in self.contexts.iter() {
                 let visited = S::visit_since(&ctx.shard, 0, |id, bytes| builder.push(id, bytes));
                 if visited.is_some() {
-                    ctx.conflicts.for_each(|c| builder.contest_conflict(c));
+                    ctx.conflicts.for_each(|c| builder.add_conflict(c.clone()));
                 }
             }
         }

@@ -15,6 +15,11 @@
 //! let snapshot = db.snapshot(); // every open NC merged
 //! assert_eq!(snapshot.get_str(id), Some("model_3/layer_41/tensor_1207"));
 //!
+//! // Snapshots merge by union, and save to checksummed files
+//! // (`Snapshot::save`, `Snapshot::load`; docs/snapshot-format.md).
+//! let merged = interned_string_db::Snapshot::merge([&snapshot, &snapshot]);
+//! assert_eq!(merged, snapshot);
+//!
 //! // A trace writer that flushes repeatedly takes deltas: each id once.
 //! let mut cursor = interned_string_db::Cursor::new();
 //! assert_eq!(db.delta(&mut cursor).len(), 1);
@@ -112,7 +117,7 @@ pub use error::Error;
 pub use global::global;
 pub use id::{get_id, get_id_const, ID_MASK, INVALID_ID, MAX_ID};
 pub use pin::NcHandle;
-pub use snapshot::{Cursor, Iter, Snapshot};
+pub use snapshot::{Cursor, Iter, LoadError, Problem, Snapshot};
 #[cfg(not(interner_loom))]
 pub use static_name::StaticName;
 #[cfg(not(interner_loom))]

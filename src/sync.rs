@@ -110,7 +110,8 @@ pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 /// A number no earlier call in this process returned, never 0: names a db's
-/// contents between resets, so that a cursor can tell it is stale. A plain
+/// contents between resets, so that a cursor can tell it is stale, and
+/// temporary files apart. A plain
 /// counter in every build (loom models do not cover it: it orders nothing).
 pub(crate) fn unique_generation() -> u64 {
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);

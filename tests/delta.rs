@@ -50,18 +50,22 @@ fn deltas_add_up_to_the_snapshot<S: Strategy>() {
     let db = db::<S>(8);
     let mut cursor = Cursor::new();
     let (mut union, mut conflicts) = (Entries::new(), BTreeSet::new());
+    let mut deltas = Vec::new();
     for round in 0..10 {
         for i in 0..300 {
             // Names repeat across rounds and NCs.
             db.intern((i * 7 + round) % 8, &common::name(i % 3, i * round % 700))
                 .unwrap();
         }
-        absorb(&mut union, &mut conflicts, &db.delta(&mut cursor));
+        deltas.push(db.delta(&mut cursor));
+        absorb(&mut union, &mut conflicts, deltas.last().unwrap());
     }
     db.register(5, 1, b"one").unwrap();
     db.register(6, 1, b"uno").unwrap();
-    absorb(&mut union, &mut conflicts, &db.delta(&mut cursor));
+    deltas.push(db.delta(&mut cursor));
+    absorb(&mut union, &mut conflicts, deltas.last().unwrap());
     let snapshot = db.snapshot();
+    assert_eq!(Snapshot::merge(&deltas), snapshot);
     assert_eq!(union, entries(&snapshot));
     assert_eq!(conflicts, snapshot.conflicts().iter().cloned().collect());
     assert_eq!(cursor.delivered(), snapshot.len());

@@ -71,10 +71,10 @@ impl Part {
 #[derive(Debug)]
 pub(crate) struct Builder {
     parts: Vec<Part>,
-    /// Bytes seen under an id beside its kept bytes: a conflict unless they
-    /// turn out to be the kept bytes.
+    /// Bytes staged under an id beside its kept bytes.
     contested: Vec<(u64, Box<[u8]>)>,
-    /// Conflicts found by the caller, reported as they are.
+    /// Conflicts from elsewhere (conflict logs, merged snapshots), to be
+    /// normalised to the kept bytes.
     conflicts: Vec<Conflict>,
     conflicts_dropped: u64,
 }
@@ -115,22 +115,17 @@ impl Builder {
         part.bytes.extend_from_slice(bytes);
     }
 
-    /// Reports `bytes` as a conflict under `id` unless they are the bytes the
-    /// snapshot keeps for `id` (or it holds no `id`).
-    pub(crate) fn contest(&mut self, id: u64, bytes: &[u8]) {
-        self.contested.push((id, bytes.into()));
-    }
-
-    /// Contests both strings of `conflict`, so that whichever the snapshot
-    /// does not keep is reported.
-    pub(crate) fn contest_conflict(&mut self, conflict: &Conflict) {
-        self.contest(conflict.id, &conflict.kept);
-        self.contest(conflict.id, &conflict.rejected);
-    }
-
-    /// Reports `conflict` as it is (its id need not be in the snapshot).
+    /// Reports `conflict`, normalised: if the snapshot holds its id, each of
+    /// its two strings that is not the kept one is reported against the kept
+    /// one; otherwise (an id a delta delivered earlier) it is reported as it
+    /// is.
     pub(crate) fn add_conflict(&mut self, conflict: Conflict) {
         self.conflicts.push(conflict);
+    }
+
+    /// Counts conflicts that a merged input counted but did not store.
+    pub(crate) fn add_conflicts_dropped(&mut self, dropped: u64) {
+        self.conflicts_dropped = self.conflicts_dropped.saturating_add(dropped);
     }
 
     /// The snapshot: sorted by id, each id once with the bytes pushed first.
@@ -138,7 +133,7 @@ impl Builder {
         let Builder {
             parts,
             mut contested,
-            mut conflicts,
+            conflicts,
             conflicts_dropped,
         } = self;
         // Sized for every entry staged; duplicates leave spare room, given
@@ -164,7 +159,17 @@ impl Builder {
         snapshot.ids.shrink_to_fit();
         snapshot.ends.shrink_to_fit();
         snapshot.bytes.shrink_to_fit();
-        conflicts.extend(contested.into_iter().filter_map(|(id, rejected)| {
+        let mut found = Vec::new();
+        for c in conflicts {
+            match snapshot.get(c.id) {
+                Some(_) => {
+                    contested.push((c.id, c.kept));
+                    contested.push((c.id, c.rejected));
+                }
+                None => found.push(c),
+            }
+        }
+        found.extend(contested.into_iter().filter_map(|(id, rejected)| {
             let kept = snapshot.get(id)?;
             (*kept != *rejected).then(|| Conflict {
                 id,
@@ -172,6 +177,7 @@ impl Builder {
                 rejected,
             })
         }));
+        let mut conflicts = found;
         conflicts.sort_unstable();
         conflicts.dedup();
         snapshot.conflicts = conflicts;
@@ -216,9 +222,16 @@ mod tests {
         builder.push(1, b"one");
         builder.push(2, b"deux");
         builder.push(1, b"one");
-        builder.contest(1, b"uno");
-        builder.contest(1, b"one");
-        builder.contest(9, b"absent");
+        builder.add_conflict(Conflict {
+            id: 1,
+            kept: b"uno"[..].into(),
+            rejected: b"one"[..].into(),
+        });
+        builder.add_conflict(Conflict {
+            id: 9,
+            kept: b"absent"[..].into(),
+            rejected: b"gone"[..].into(),
+        });
         let snapshot = builder.finish();
         let entries: Vec<(u64, &[u8])> = snapshot.iter().collect();
         assert_eq!(entries, [(1, &b"one"[..]), (2, &b"two"[..])]);
@@ -229,7 +242,11 @@ mod tests {
             .collect();
         assert_eq!(
             conflicts,
-            [(1, &b"one"[..], &b"uno"[..]), (2, b"two", b"deux")]
+            [
+                (1, &b"one"[..], &b"uno"[..]),
+                (2, b"two", b"deux"),
+                (9, b"absent", b"gone")
+            ]
         );
         assert_eq!(snapshot.string_bytes(), 6);
     }

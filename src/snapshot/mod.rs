@@ -2,9 +2,11 @@
 
 mod build;
 mod cursor;
+mod file;
 
 pub(crate) use self::build::Builder;
 pub use self::cursor::Cursor;
+pub use self::file::{LoadError, Problem};
 
 use crate::conflict::Conflict;
 
@@ -72,6 +74,29 @@ impl Snapshot {
     /// then the bytes delivered then).
     pub fn conflicts(&self) -> &[Conflict] {
         &self.conflicts
+    }
+
+    /// The union of `snapshots`: every id once, with the bytes of the first
+    /// snapshot (in the order given) that holds it; other bytes under it are
+    /// conflicts, beside every input's own conflicts (normalised to the kept
+    /// bytes). Because ids are a pure function of the bytes, snapshots from
+    /// many processes and hosts merge with no remapping.
+    pub fn merge<'a>(snapshots: impl IntoIterator<Item = &'a Snapshot>) -> Snapshot {
+        let inputs: Vec<&Snapshot> = snapshots.into_iter().collect();
+        let mut builder = Builder::with_capacity(
+            inputs.iter().map(|s| s.len()).sum(),
+            inputs.iter().map(|s| s.string_bytes()).sum(),
+        );
+        for input in inputs {
+            for (id, bytes) in input {
+                builder.push(id, bytes);
+            }
+            for conflict in &input.conflicts {
+                builder.add_conflict(conflict.clone());
+            }
+            builder.add_conflicts_dropped(input.conflicts_dropped);
+        }
+        builder.finish()
     }
 
     /// Bytes of string data held (the sum of the entries' lengths).
