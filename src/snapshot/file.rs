@@ -382,14 +382,17 @@ fn read(input: impl Read, length: Option<u64>) -> Result<Snapshot, LoadError> {
         offset: 0,
         crc: crc32fast::Hasher::new(),
     };
-    let mut magic = [0; 8];
-    src.take(&mut magic, "the header")?;
-    if magic != MAGIC {
+    // A short file that does not start like a snapshot is not one, rather
+    // than a truncated one.
+    let mut magic = Vec::new();
+    let truncated = src.bytes_into(MAGIC.len() as u64, &mut magic, "the header");
+    if !MAGIC.starts_with(&magic) {
         return Err(LoadError {
             offset: 0,
             problem: Problem::BadMagic,
         });
     }
+    truncated?;
     let mut word = [0; 4];
     src.take(&mut word, "the header")?;
     let version = u32::from_le_bytes(word);
