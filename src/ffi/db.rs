@@ -60,7 +60,7 @@ pub unsafe extern "C" fn nrt_interned_string_db_destroy(db: *mut NrtInternedStri
 /// # Safety
 ///
 /// `db` is NULL or live for `'a`.
-unsafe fn live<'a>(
+pub(super) unsafe fn live<'a>(
     function: &str,
     db: *const NrtInternedStringDb,
 ) -> Result<&'a InternedStringDb, NRT_STATUS> {

@@ -9,6 +9,7 @@
 
 pub mod db;
 pub mod shard;
+pub mod snapshot;
 
 use std::ffi::{c_char, CStr, CString};
 use std::panic::{self, AssertUnwindSafe};
