@@ -426,7 +426,9 @@ impl<S: Strategy> InternedStringDb<S> {
         if cursor.generation != self.generation || cursor.entries.len() != self.ncs() {
             cursor.start_over(self.generation, self.ncs());
         }
-        let mut builder = Builder::default();
+        // About the undelivered entries (duplicates across NCs included).
+        let fresh = self.total_entries().saturating_sub(cursor.delivered());
+        let mut builder = Builder::with_capacity(fresh, 0);
         // Bytes met under an id delivered from another NC (`from`), or by a
         // shard's conflict log: compared once every shard is released, since
         // looking into another NC while one is being walked would nest NC

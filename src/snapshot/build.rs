@@ -1,30 +1,27 @@
 //! Building a snapshot. Entries are staged as they are visited, each into
-//! one of [`PARTS`] partitions by the top bits of its id (ids are uniform
-//! hashes, so the partitions are even); then each partition, small enough to
-//! stay in cache, is sorted, deduplicated and copied in id order into the
-//! snapshot's one buffer. Every byte is copied twice, and no step reads
-//! memory at random beyond a partition.
+//! one of up to 2^8 partitions by the top bits of its id (ids are
+//! uniform hashes, so the partitions are even); then each partition, small
+//! enough to stay in cache, is sorted, deduplicated and copied in id order
+//! into the snapshot's one buffer. Every byte is copied twice, and no step
+//! reads memory at random beyond a partition.
 
 use super::Snapshot;
 use crate::conflict::Conflict;
 use crate::id::ID_MASK;
 
-/// Partitions: 2^8, so that 10^6 entries of 40 bytes make partitions of
-/// about 160 KB, and the staging writes stay in few enough streams for the
-/// TLB.
-const PART_BITS: u32 = 8;
-const PARTS: usize = 1 << PART_BITS;
+/// At most 2^8 partitions: 10^6 entries of 40 bytes make partitions of about
+/// 160 KB, and the staging writes stay in few enough streams for the TLB.
+const MAX_PART_BITS: u32 = 8;
 
-/// Hashed ids have 50 bits: the partition is the top 8. Wider ids (only a
-/// caller's, through `register`) all go to the last partition, narrower ones
-/// (tests) to the first: slower, never wrong, since partitions stay in id
-/// order.
-const PART_SHIFT: u32 = ID_MASK.count_ones() - PART_BITS;
+/// Entries a partition is sized for: fewer partitions for small snapshots,
+/// whose cost would otherwise be the partitions' own.
+const ENTRIES_PER_PART: usize = 4096;
 
-#[inline]
-fn part_of(id: u64) -> usize {
-    ((id >> PART_SHIFT) as usize).min(PARTS - 1)
-}
+/// Hashed ids have 50 bits: the partition is their top bits. Wider ids (only
+/// a caller's, through `register`) all go to the last partition, narrower
+/// ones (tests) to the first: slower, never wrong, since partitions stay in
+/// id order.
+const ID_BITS: u32 = ID_MASK.count_ones();
 
 /// Where one staged entry's bytes are in its partition's buffer.
 #[derive(Debug, Clone, Copy)]
@@ -71,6 +68,8 @@ impl Part {
 #[derive(Debug)]
 pub(crate) struct Builder {
     parts: Vec<Part>,
+    /// An id's partition is `id >> shift`, capped at the last.
+    shift: u32,
     /// Bytes staged under an id beside its kept bytes.
     contested: Vec<(u64, Box<[u8]>)>,
     /// Conflicts from elsewhere (conflict logs, merged snapshots), to be
@@ -89,9 +88,15 @@ impl Builder {
     /// A builder with room for about `entries` entries of `bytes` bytes in
     /// all (spread evenly, with an eighth to spare).
     pub(crate) fn with_capacity(entries: usize, bytes: usize) -> Self {
-        let share = |total: usize| (total / PARTS).saturating_add(total / PARTS / 8);
+        let bits = (entries / ENTRIES_PER_PART)
+            .checked_next_power_of_two()
+            .map_or(MAX_PART_BITS, |parts| parts.trailing_zeros())
+            .min(MAX_PART_BITS);
+        let parts = 1 << bits;
+        let share = |total: usize| (total / parts).saturating_add(total / parts / 8);
         Builder {
-            parts: (0..PARTS)
+            shift: ID_BITS - bits,
+            parts: (0..parts)
                 .map(|_| Part {
                     bytes: Vec::with_capacity(share(bytes)),
                     records: Vec::with_capacity(share(entries)),
@@ -106,7 +111,9 @@ impl Builder {
     /// Adds an entry.
     #[inline]
     pub(crate) fn push(&mut self, id: u64, bytes: &[u8]) {
-        let part = &mut self.parts[part_of(id)];
+        let at = usize::try_from(id >> self.shift).map_or(usize::MAX, |at| at);
+        let last = self.parts.len() - 1;
+        let part = &mut self.parts[at.min(last)];
         part.records.push(Staged {
             id,
             start: part.bytes.len(),
@@ -132,6 +139,7 @@ impl Builder {
     pub(crate) fn finish(self) -> Snapshot {
         let Builder {
             parts,
+            shift: _,
             mut contested,
             conflicts,
             conflicts_dropped,
@@ -194,8 +202,18 @@ mod tests {
         let n: u64 = if cfg!(miri) { 300 } else { 20_000 };
         // Hashed ids, full-width caller ids and narrowed test ids, each
         // pushed twice (the second time with other bytes, to be contested).
-        for spread in [ID_MASK, u64::MAX, 0xFF] {
-            let mut builder = Builder::default();
+        // One partition, and the most.
+        let most = || Builder {
+            parts: (0..1 << MAX_PART_BITS).map(|_| Part::default()).collect(),
+            shift: ID_BITS - MAX_PART_BITS,
+            ..Builder::default()
+        };
+        let builders: [fn() -> Builder; 2] = [Builder::default, most];
+        for (spread, new) in [ID_MASK, u64::MAX, 0xFF]
+            .into_iter()
+            .flat_map(|spread| builders.map(|new| (spread, new)))
+        {
+            let mut builder = new();
             let mut state = 0x9E37_79B9_7F4A_7C15u64;
             let mut expected = std::collections::BTreeMap::new();
             for i in 0..n {
