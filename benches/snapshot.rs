@@ -1,7 +1,8 @@
 //! Snapshot merge time for 10^4, 10^5 and 10^6 entries spread over 256 NCs,
 //! idle and with 2 threads interning (hits) during the merge, beside the
 //! floor of copying every entry once, in the same run; and a delta of 1,000
-//! new names after the largest size.
+//! new names after the largest size; and snapshot files of 10^6 entries
+//! (write, read, merge of two hosts' files).
 
 use std::hint::black_box;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -10,7 +11,7 @@ use std::time::{Duration, Instant};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use interned_string_db::{
     ArcSwapStrategy, Config, Cursor, DashMapStrategy, InternedStringDb, OptimisticStrategy,
-    RwLockStrategy, Strategy,
+    RwLockStrategy, Snapshot, Strategy,
 };
 
 #[path = "../perf/src/workload.rs"]
@@ -119,9 +120,43 @@ fn bench_delta<S: Strategy>(
     });
 }
 
+/// Files of 10^6 entries: `write_to` into memory, `read_from` it, and
+/// `merge` of two hosts' snapshots sharing half their names.
+fn bench_files(c: &mut Criterion) {
+    const ENTRIES: u64 = 1_000_000;
+    let host = |first: u64| {
+        let db: InternedStringDb = InternedStringDb::with_config(Config::new().ncs(NCS));
+        for i in first..first + ENTRIES {
+            db.intern(i as usize % NCS, &workload::name(7, i)).unwrap();
+        }
+        db.snapshot()
+    };
+    let (a, b) = (host(0), host(ENTRIES / 2));
+    let mut file = Vec::new();
+    a.write_to(&mut file).unwrap();
+    let mut group = c.benchmark_group("snapshot/files");
+    group.throughput(Throughput::Elements(ENTRIES));
+    group.bench_function(BenchmarkId::new("write_to", ENTRIES), |bench| {
+        bench.iter(|| {
+            let mut out = Vec::with_capacity(file.len());
+            a.write_to(&mut out).unwrap();
+            black_box(out.len())
+        })
+    });
+    group.bench_function(BenchmarkId::new("read_from", ENTRIES), |bench| {
+        bench.iter(|| black_box(Snapshot::read_from(&file[..]).unwrap().len()))
+    });
+    group.throughput(Throughput::Elements(2 * ENTRIES));
+    group.bench_function(BenchmarkId::new("merge of two", ENTRIES), |bench| {
+        bench.iter(|| black_box(Snapshot::merge([&a, &b]).len()))
+    });
+    group.finish();
+}
+
 fn snapshot(c: &mut Criterion) {
     let all = [10_000, 100_000, 1_000_000];
     bench_copy_floor(c, &all);
+    bench_files(c);
     bench_strategy::<OptimisticStrategy>(c, &all);
     bench_strategy::<RwLockStrategy>(c, &all);
     bench_strategy::<DashMapStrategy>(c, &all);
