@@ -117,7 +117,7 @@ pub use error::Error;
 pub use global::global;
 pub use id::{get_id, get_id_const, ID_MASK, INVALID_ID, MAX_ID};
 pub use pin::NcHandle;
-pub use snapshot::{Cursor, Iter, LoadError, Problem, Snapshot};
+pub use snapshot::{Cursor, Iter, LoadError, LoadProblem, Snapshot};
 #[cfg(not(interner_loom))]
 pub use static_name::StaticName;
 #[cfg(not(interner_loom))]

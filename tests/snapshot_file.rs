@@ -4,7 +4,7 @@
 use std::fs;
 use std::path::PathBuf;
 
-use interned_string_db::{Config, Conflict, InternedStringDb, LoadError, Problem, Snapshot};
+use interned_string_db::{Config, Conflict, InternedStringDb, LoadError, LoadProblem, Snapshot};
 
 /// A directory of its own under the target directory, emptied.
 fn scratch(name: &str) -> PathBuf {
@@ -113,7 +113,7 @@ fn every_truncation_is_an_error() {
     for len in 0..bytes.len() {
         let err = read_err(&bytes[..len]);
         assert!(
-            matches!(err.problem(), Problem::Truncated(_)),
+            matches!(err.problem(), LoadProblem::Truncated(_)),
             "cut at {len}: {err}"
         );
         assert!(err.offset() <= len as u64, "cut at {len}: {err}");
@@ -129,9 +129,12 @@ fn every_corrupted_byte_is_an_error() {
         let err = read_err(&bad);
         assert!(!err.to_string().is_empty());
         match at {
-            0..=7 => assert!(matches!(err.problem(), Problem::BadMagic), "{at}: {err}"),
+            0..=7 => assert!(
+                matches!(err.problem(), LoadProblem::BadMagic),
+                "{at}: {err}"
+            ),
             8..=11 => assert!(
-                matches!(err.problem(), Problem::UnsupportedVersion(_)),
+                matches!(err.problem(), LoadProblem::UnsupportedVersion(_)),
                 "{at}: {err}"
             ),
             _ => {} // a checksum, or a count that no longer fits the data
@@ -143,11 +146,11 @@ fn every_corrupted_byte_is_an_error() {
 fn magic_version_flags_and_trailing_bytes() {
     let good = encoded(&sample());
     let err = read_err(b"PK\x03\x04 definitely a zip file, not a snapshot.........");
-    assert!(matches!(err.problem(), Problem::BadMagic) && err.offset() == 0);
+    assert!(matches!(err.problem(), LoadProblem::BadMagic) && err.offset() == 0);
     let mut v2 = good.clone();
     v2[8] = 2;
     let err = read_err(&v2);
-    assert!(matches!(err.problem(), Problem::UnsupportedVersion(2)));
+    assert!(matches!(err.problem(), LoadProblem::UnsupportedVersion(2)));
     assert_eq!(err.offset(), 8);
     assert!(err.to_string().contains("version 2"), "{err}");
     let mut flagged = forge([0; 4], &[], &[]);
@@ -155,11 +158,11 @@ fn magic_version_flags_and_trailing_bytes() {
     let header_crc = crc32fast::hash(&flagged[..60]);
     flagged[60..64].copy_from_slice(&header_crc.to_le_bytes());
     let err = read_err(&flagged);
-    assert!(matches!(err.problem(), Problem::UnknownFlags) && err.offset() == 12);
+    assert!(matches!(err.problem(), LoadProblem::UnknownFlags) && err.offset() == 12);
     let mut trailing = good.clone();
     trailing.push(0);
     let err = read_err(&trailing);
-    assert!(matches!(err.problem(), Problem::TrailingBytes));
+    assert!(matches!(err.problem(), LoadProblem::TrailingBytes));
     assert_eq!(err.offset(), good.len() as u64);
 }
 
@@ -171,7 +174,7 @@ fn checksum_errors_name_the_section_and_offset() {
     assert!(
         matches!(
             err.problem(),
-            Problem::ChecksumMismatch {
+            LoadProblem::ChecksumMismatch {
                 section: "entries",
                 ..
             }
@@ -190,7 +193,7 @@ fn absurd_counts_allocate_nothing_and_fail() {
     // claim would abort the process here.
     let file = forge([1 << 60, 1 << 62, 1 << 59, 0], &[], &[]);
     let err = read_err(&file);
-    assert!(matches!(err.problem(), Problem::Truncated(_)), "{err}");
+    assert!(matches!(err.problem(), LoadProblem::Truncated(_)), "{err}");
     assert_eq!(
         err.offset(),
         72,
@@ -201,12 +204,12 @@ fn absurd_counts_allocate_nothing_and_fail() {
     fs::write(&path, &file).unwrap();
     let err = Snapshot::load(&path).unwrap_err();
     assert!(
-        matches!(err.problem(), Problem::CountsExceedFile { .. }),
+        matches!(err.problem(), LoadProblem::CountsExceedFile { .. }),
         "{err}"
     );
     assert_eq!(err.offset(), 16);
     let err = Snapshot::load(dir.join("missing.isdb")).unwrap_err();
-    assert!(matches!(err.problem(), Problem::Io(_)) && err.offset() == 0);
+    assert!(matches!(err.problem(), LoadProblem::Io(_)) && err.offset() == 0);
 }
 
 #[test]
@@ -214,30 +217,36 @@ fn contents_must_follow_the_rules() {
     // Ids out of order.
     let entries = [record(5, 1), record(3, 1), b"ab".to_vec()].concat();
     let err = read_err(&forge([2, 2, 0, 0], &entries, &[]));
-    assert!(matches!(err.problem(), Problem::Unsorted(3)) && err.offset() == 80);
+    assert!(matches!(err.problem(), LoadProblem::Unsorted(3)) && err.offset() == 80);
     // A repeated id.
     let entries = [record(5, 1), record(5, 1), b"ab".to_vec()].concat();
     assert!(matches!(
         read_err(&forge([2, 2, 0, 0], &entries, &[])).problem(),
-        Problem::Unsorted(5)
+        LoadProblem::Unsorted(5)
     ));
     // Lengths that overrun, or fall short of, the string bytes.
     for (lens, total) in [([1, 5], 2), ([1, 0], 2), ([u64::MAX, 2], 2)] {
         let entries = [record(1, lens[0]), record(2, lens[1]), b"ab".to_vec()].concat();
         let err = read_err(&forge([2, total, 0, 0], &entries, &[]));
-        assert!(matches!(err.problem(), Problem::LengthsDisagree), "{err}");
+        assert!(
+            matches!(err.problem(), LoadProblem::LengthsDisagree),
+            "{err}"
+        );
     }
     // A conflict whose kept bytes are not the entry's.
     let entries = [record(1, 1), b"a".to_vec()].concat();
     let conflict = [1u64.to_le_bytes(), 1u64.to_le_bytes(), 1u64.to_le_bytes()].concat();
     let conflicts = [conflict.clone(), b"zy".to_vec()].concat();
     let err = read_err(&forge([1, 1, 1, 0], &entries, &conflicts));
-    assert!(matches!(err.problem(), Problem::BadConflict(1)), "{err}");
+    assert!(
+        matches!(err.problem(), LoadProblem::BadConflict(1)),
+        "{err}"
+    );
     // Kept equal to rejected.
     let conflicts = [conflict, b"aa".to_vec()].concat();
     assert!(matches!(
         read_err(&forge([1, 1, 1, 0], &entries, &conflicts)).problem(),
-        Problem::BadConflict(1)
+        LoadProblem::BadConflict(1)
     ));
 }
 

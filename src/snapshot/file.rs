@@ -31,13 +31,13 @@ const UNCHECKED_RESERVE: u64 = 1 << 12;
 #[derive(Debug)]
 pub struct LoadError {
     offset: u64,
-    problem: Problem,
+    problem: LoadProblem,
 }
 
 /// What is wrong with a snapshot file.
 #[derive(Debug)]
 #[non_exhaustive]
-pub enum Problem {
+pub enum LoadProblem {
     /// Reading failed (or the file could not be opened: offset 0).
     Io(io::Error),
     /// The file ends inside the named part.
@@ -83,7 +83,7 @@ impl LoadError {
     }
 
     /// The problem.
-    pub fn problem(&self) -> &Problem {
+    pub fn problem(&self) -> &LoadProblem {
         &self.problem
     }
 }
@@ -92,14 +92,14 @@ impl fmt::Display for LoadError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "at byte {}: ", self.offset)?;
         match &self.problem {
-            Problem::Io(e) => write!(f, "{e}"),
-            Problem::Truncated(what) => write!(f, "the file ends inside {what}"),
-            Problem::BadMagic => write!(f, "not a snapshot file (bad magic)"),
-            Problem::UnsupportedVersion(v) => {
+            LoadProblem::Io(e) => write!(f, "{e}"),
+            LoadProblem::Truncated(what) => write!(f, "the file ends inside {what}"),
+            LoadProblem::BadMagic => write!(f, "not a snapshot file (bad magic)"),
+            LoadProblem::UnsupportedVersion(v) => {
                 write!(f, "format version {v} is not supported (this reads {VERSION})")
             }
-            Problem::UnknownFlags => write!(f, "flags or reserved bytes are set"),
-            Problem::ChecksumMismatch {
+            LoadProblem::UnknownFlags => write!(f, "flags or reserved bytes are set"),
+            LoadProblem::ChecksumMismatch {
                 section,
                 stored,
                 computed,
@@ -107,20 +107,20 @@ impl fmt::Display for LoadError {
                 f,
                 "the {section} section is corrupt (checksum {stored:#010x} stored, {computed:#010x} computed)"
             ),
-            Problem::CountsExceedFile { needed, length } => write!(
+            LoadProblem::CountsExceedFile { needed, length } => write!(
                 f,
                 "the header's counts need at least {needed} bytes, but the file has {length}"
             ),
-            Problem::LengthsDisagree => write!(
+            LoadProblem::LengthsDisagree => write!(
                 f,
                 "the entries' lengths do not add up to the header's string bytes"
             ),
-            Problem::Unsorted(id) => write!(f, "entry id {id} is out of order or repeated"),
-            Problem::BadConflict(id) => write!(
+            LoadProblem::Unsorted(id) => write!(f, "entry id {id} is out of order or repeated"),
+            LoadProblem::BadConflict(id) => write!(
                 f,
                 "conflict on id {id} is out of order, repeated, or disagrees with its entry"
             ),
-            Problem::TrailingBytes => write!(f, "bytes follow the last section"),
+            LoadProblem::TrailingBytes => write!(f, "bytes follow the last section"),
         }
     }
 }
@@ -128,7 +128,7 @@ impl fmt::Display for LoadError {
 impl std::error::Error for LoadError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match &self.problem {
-            Problem::Io(e) => Some(e),
+            LoadProblem::Io(e) => Some(e),
             _ => None,
         }
     }
@@ -165,7 +165,7 @@ struct Source<R> {
 }
 
 impl<R: Read> Source<R> {
-    fn error(&self, problem: Problem) -> LoadError {
+    fn error(&self, problem: LoadProblem) -> LoadError {
         LoadError {
             offset: self.offset,
             problem,
@@ -180,9 +180,9 @@ impl<R: Read> Source<R> {
                 Ok(())
             }
             Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {
-                Err(self.error(Problem::Truncated(what)))
+                Err(self.error(LoadProblem::Truncated(what)))
             }
-            Err(e) => Err(self.error(Problem::Io(e))),
+            Err(e) => Err(self.error(LoadProblem::Io(e))),
         }
     }
 
@@ -203,11 +203,11 @@ impl<R: Read> Source<R> {
         let got = (&mut self.inner)
             .take(len)
             .read_to_end(out)
-            .map_err(|e| self.error(Problem::Io(e)))?;
+            .map_err(|e| self.error(LoadProblem::Io(e)))?;
         self.crc.update(&out[start..]);
         self.offset += got as u64;
         if (got as u64) < len {
-            return Err(self.error(Problem::Truncated(what)));
+            return Err(self.error(LoadProblem::Truncated(what)));
         }
         Ok(())
     }
@@ -224,7 +224,7 @@ impl<R: Read> Source<R> {
         if stored != computed {
             return Err(LoadError {
                 offset: at,
-                problem: Problem::ChecksumMismatch {
+                problem: LoadProblem::ChecksumMismatch {
                     section,
                     stored,
                     computed,
@@ -348,11 +348,11 @@ impl Snapshot {
     /// # Errors
     ///
     /// As [`read_from`](Self::read_from); failing to open the file is an
-    /// [`Problem::Io`] at offset 0.
+    /// [`LoadProblem::Io`] at offset 0.
     pub fn load(path: impl AsRef<Path>) -> Result<Snapshot, LoadError> {
         let io_error = |e| LoadError {
             offset: 0,
-            problem: Problem::Io(e),
+            problem: LoadProblem::Io(e),
         };
         let file = File::open(path).map_err(io_error)?;
         let length = file.metadata().map_err(io_error)?.len();
@@ -389,7 +389,7 @@ fn read(input: impl Read, length: Option<u64>) -> Result<Snapshot, LoadError> {
     if !MAGIC.starts_with(&magic) {
         return Err(LoadError {
             offset: 0,
-            problem: Problem::BadMagic,
+            problem: LoadProblem::BadMagic,
         });
     }
     truncated?;
@@ -399,7 +399,7 @@ fn read(input: impl Read, length: Option<u64>) -> Result<Snapshot, LoadError> {
     if version != VERSION {
         return Err(LoadError {
             offset: 8,
-            problem: Problem::UnsupportedVersion(version),
+            problem: LoadProblem::UnsupportedVersion(version),
         });
     }
     src.take(&mut word, "the header")?;
@@ -414,7 +414,7 @@ fn read(input: impl Read, length: Option<u64>) -> Result<Snapshot, LoadError> {
     if flags != 0 || reserved != [0; 12] {
         return Err(LoadError {
             offset: if flags != 0 { 12 } else { 48 },
-            problem: Problem::UnknownFlags,
+            problem: LoadProblem::UnknownFlags,
         });
     }
     if let Some(length) = length {
@@ -430,7 +430,7 @@ fn read(input: impl Read, length: Option<u64>) -> Result<Snapshot, LoadError> {
         if needed > length {
             return Err(LoadError {
                 offset: 16,
-                problem: Problem::CountsExceedFile { needed, length },
+                problem: LoadProblem::CountsExceedFile { needed, length },
             });
         }
     }
@@ -451,7 +451,7 @@ fn read(input: impl Read, length: Option<u64>) -> Result<Snapshot, LoadError> {
         if snapshot.ids.last().is_some_and(|&last| last >= id) {
             return Err(LoadError {
                 offset: at,
-                problem: Problem::Unsorted(id),
+                problem: LoadProblem::Unsorted(id),
             });
         }
         end = match end.checked_add(len) {
@@ -459,7 +459,7 @@ fn read(input: impl Read, length: Option<u64>) -> Result<Snapshot, LoadError> {
             _ => {
                 return Err(LoadError {
                     offset: at + 8,
-                    problem: Problem::LengthsDisagree,
+                    problem: LoadProblem::LengthsDisagree,
                 })
             }
         };
@@ -470,7 +470,7 @@ fn read(input: impl Read, length: Option<u64>) -> Result<Snapshot, LoadError> {
             .push(usize::try_from(end).unwrap_or(usize::MAX));
     }
     if end != string_bytes {
-        return Err(src.error(Problem::LengthsDisagree));
+        return Err(src.error(LoadProblem::LengthsDisagree));
     }
     src.bytes_into(string_bytes, &mut snapshot.bytes, "the entry strings")?;
     src.end_section("entries")?;
@@ -497,7 +497,7 @@ fn read(input: impl Read, length: Option<u64>) -> Result<Snapshot, LoadError> {
         if !in_order || !agrees || conflict.kept == conflict.rejected {
             return Err(LoadError {
                 offset: at,
-                problem: Problem::BadConflict(id),
+                problem: LoadProblem::BadConflict(id),
             });
         }
         list.push(conflict);
@@ -508,7 +508,7 @@ fn read(input: impl Read, length: Option<u64>) -> Result<Snapshot, LoadError> {
     let mut probe = [0; 1];
     match src.inner.read(&mut probe) {
         Ok(0) => Ok(snapshot),
-        Ok(_) => Err(src.error(Problem::TrailingBytes)),
-        Err(e) => Err(src.error(Problem::Io(e))),
+        Ok(_) => Err(src.error(LoadProblem::TrailingBytes)),
+        Err(e) => Err(src.error(LoadProblem::Io(e))),
     }
 }

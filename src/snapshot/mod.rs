@@ -6,7 +6,7 @@ mod file;
 
 pub(crate) use self::build::Builder;
 pub use self::cursor::Cursor;
-pub use self::file::{LoadError, Problem};
+pub use self::file::{LoadError, LoadProblem};
 
 use crate::conflict::Conflict;
 
