@@ -33,6 +33,9 @@ typedef struct InternedDataShard InternedDataShard;
 // A db of N NCs (the default strategy). Opaque to C.
 typedef struct NrtInternedStringDb NrtInternedStringDb;
 
+// What a sequence of deltas has delivered (see `Cursor`). Opaque to C.
+typedef struct NrtInternedStringDbCursor NrtInternedStringDbCursor;
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -218,6 +221,44 @@ void nrt_interned_string_db_free_conflicts(uint64_t *ids,
                                            char **kept,
                                            char **rejected,
                                            size_t count);
+
+// A cursor that has delivered nothing. Free it with
+// [`nrt_interned_string_db_cursor_free`]. NULL only if a panic was caught.
+struct NrtInternedStringDbCursor *nrt_interned_string_db_cursor_create(void);
+
+// Frees a cursor. NULL is a no-op.
+//
+// # Safety
+//
+// `cursor` is NULL or from [`nrt_interned_string_db_cursor_create`], and
+// not used during or after the call.
+void nrt_interned_string_db_cursor_free(struct NrtInternedStringDbCursor *cursor);
+
+// The entries of open NCs that `cursor` has not delivered yet, as a new
+// shard written to `out_shard` (export it with `get_entries`, read the
+// conflicts newly seen with `get_conflicts`, free it with `shard_free`);
+// advances the cursor. No id is delivered twice to one cursor; a closed NC
+// delivers its entries once reopened. `NRT_INVALID` for a NULL argument.
+//
+// # Safety
+//
+// `db` is NULL or live; `cursor` is NULL or live and used by no other
+// thread during the call; `out_shard` is NULL or writable.
+enum NRT_STATUS nrt_interned_string_db_delta(struct NrtInternedStringDb *db,
+                                             struct NrtInternedStringDbCursor *cursor,
+                                             struct InternedDataShard **out_shard);
+
+// Saves a snapshot of every open NC to the file `path` (a UTF-8 path), in
+// the format of `docs/snapshot-format.md`, atomically: a temporary file in
+// the same directory, synced, renamed over `path`. `NRT_INVALID` for a NULL
+// db, or a NULL, empty or non-UTF-8 path; `NRT_RESOURCE` if the file cannot
+// be written (nothing is left under `path` then).
+//
+// # Safety
+//
+// `db` is NULL or live; `path` is NULL or a valid NUL-terminated string.
+enum NRT_STATUS nrt_interned_string_db_save_snapshot(struct NrtInternedStringDb *db,
+                                                     const char *path);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -39,6 +39,17 @@ pub(crate) struct ConflictRef<'a> {
     pub(crate) rejected: &'a [u8],
 }
 
+impl ConflictRef<'_> {
+    /// An owned copy.
+    pub(crate) fn to_conflict(self) -> Conflict {
+        Conflict {
+            id: self.id,
+            kept: self.kept.into(),
+            rejected: self.rejected.into(),
+        }
+    }
+}
+
 /// The conflicts one NC has seen, each distinct (id, rejected bytes) once,
 /// within a byte budget: past it, conflicts are counted, not stored, so that
 /// a caller registering many strings under one id (the C ABI's

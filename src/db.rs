@@ -7,7 +7,7 @@ use crate::conflict::Conflict;
 use crate::error::{BatchError, Error};
 use crate::id::{get_id, ID_MASK};
 use crate::nc::NcContext;
-use crate::snapshot::Snapshot;
+use crate::snapshot::{Builder, Cursor, Snapshot};
 use crate::strategy::imp::{Refusal, ShardConfig};
 use crate::strategy::{DefaultStrategy, Registered, Strategy};
 use crate::sync::{self, RwLock};
@@ -126,6 +126,9 @@ pub struct InternedStringDb<S: Strategy = DefaultStrategy> {
     /// reference protocol (`GLOBAL_MERGE_LOCK`).
     global: RwLock<()>,
     config: Config,
+    /// Names the contents since construction or the last reset, for
+    /// cursors: unique in the process, so a cursor also tells dbs apart.
+    generation: u64,
     _strategy: PhantomData<S>,
 }
 
@@ -205,6 +208,7 @@ impl<S: Strategy> InternedStringDb<S> {
             contexts: contexts.into_boxed_slice(),
             global: RwLock::new(()),
             config,
+            generation: sync::unique_generation(),
             _strategy: PhantomData,
         })
     }
@@ -539,50 +543,103 @@ impl<S: Strategy> InternedStringDb<S> {
     /// lower NC; the others, and every conflict the merged shards recorded,
     /// are in [`Snapshot::conflicts`].
     pub fn snapshot(&self) -> Snapshot {
-        let mut merged: hashbrown::HashMap<u64, Box<[u8]>> = hashbrown::HashMap::new();
-        // Every (id, bytes) seen beside the kept bytes of its id.
-        let mut contested: Vec<(u64, Box<[u8]>)> = Vec::new();
-        let mut conflicts_dropped = 0;
+        // Sized from the counters (exact when nothing interns): staging
+        // then never regrows, which would copy everything again.
+        let entries = self.total_entries();
+        let bytes = (0..self.ncs()).map(|nc| self.nc_bytes(nc)).sum();
+        let mut builder = Builder::with_capacity(entries, bytes);
         {
             let _global = S::GLOBAL_MERGE_LOCK.then(|| sync::read(&self.global));
             for ctx in self.contexts.iter() {
-                let open = S::visit_if_open(&ctx.shard, |id, bytes| match merged.entry(id) {
-                    hashbrown::hash_map::Entry::Vacant(slot) => {
-                        slot.insert(bytes.into());
-                    }
-                    hashbrown::hash_map::Entry::Occupied(kept) => {
-                        if **kept.get() != *bytes {
-                            contested.push((id, bytes.into()));
-                        }
-                    }
-                });
-                if open {
-                    ctx.conflicts.for_each(|c| {
-                        contested.push((c.id, c.kept.into()));
-                        contested.push((c.id, c.rejected.into()));
-                    });
-                    conflicts_dropped += ctx.conflicts.dropped();
+                let visited = S::visit_since(&ctx.shard, 0, |id, bytes| builder.push(id, bytes));
+                if visited.is_some() {
+                    ctx.conflicts
+                        .for_each(|c| builder.add_conflict(c.to_conflict()));
+                    builder.add_conflicts_dropped(ctx.conflicts.dropped());
                 }
             }
         }
-        let conflicts = contested
-            .into_iter()
-            .filter_map(|(id, rejected)| {
-                let kept = merged.get(&id)?;
-                (*kept != rejected).then(|| Conflict {
-                    id,
-                    kept: kept.clone(),
-                    rejected,
-                })
-            })
-            .collect();
-        Snapshot::from_parts(merged.into_iter().collect(), conflicts)
-            .with_conflicts_dropped(conflicts_dropped)
+        builder.finish()
+    }
+
+    /// The entries of open NCs that `cursor` has not delivered yet, and the
+    /// conflicts newly seen; advances `cursor`.
+    ///
+    /// * No id is delivered twice to one cursor, even when several NCs hold
+    ///   it: the first NC delivered wins, as the lowest open NC does in a
+    ///   [`snapshot`](Self::snapshot). Other bytes under a delivered id are
+    ///   reported as conflicts, in the delta that meets them.
+    /// * The deltas delivered to a new cursor add up to a snapshot taken at
+    ///   the same moment, when nothing interns meanwhile; while interning goes
+    ///   on, each entry arrives whole, in this delta or a later one.
+    /// * A closed NC is skipped and keeps its place: once reopened, its
+    ///   undelivered entries come in the next delta.
+    /// * A cursor from before a [`reset`](Self::reset), or from another db,
+    ///   starts over.
+    ///
+    /// The cost is in proportion to the new entries, plus a visit per NC.
+    pub fn delta(&self, cursor: &mut Cursor) -> Snapshot {
+        if cursor.generation != self.generation || cursor.entries.len() != self.ncs() {
+            cursor.start_over(self.generation, self.ncs());
+        }
+        // About the undelivered entries (duplicates across NCs included).
+        let fresh = self.total_entries().saturating_sub(cursor.delivered());
+        let mut builder = Builder::with_capacity(fresh, 0);
+        // Bytes met under an id delivered from another NC (`from`), or by a
+        // shard's conflict log: compared once every shard is released, since
+        // looking into another NC while one is being walked would nest NC
+        // locks.
+        let mut contested: Vec<(u64, usize, Box<[u8]>)> = Vec::new();
+        {
+            let _global = S::GLOBAL_MERGE_LOCK.then(|| sync::read(&self.global));
+            let Cursor {
+                entries,
+                conflicts,
+                delivered,
+                ..
+            } = cursor;
+            for (nc, ctx) in self.contexts.iter().enumerate() {
+                let visited = S::visit_since(&ctx.shard, entries[nc], |id, bytes| match delivered
+                    .entry(id)
+                {
+                    hashbrown::hash_map::Entry::Vacant(slot) => {
+                        slot.insert(nc as u32);
+                        builder.push(id, bytes);
+                    }
+                    hashbrown::hash_map::Entry::Occupied(from) => {
+                        contested.push((id, *from.get() as usize, bytes.into()));
+                    }
+                });
+                let Some(reached) = visited else { continue };
+                entries[nc] = reached;
+                let mut at = 0;
+                ctx.conflicts.for_each(|c| {
+                    if at >= conflicts[nc] {
+                        if let Some(&from) = delivered.get(&c.id) {
+                            contested.push((c.id, from as usize, c.kept.into()));
+                            contested.push((c.id, from as usize, c.rejected.into()));
+                        }
+                    }
+                    at += 1;
+                });
+                conflicts[nc] = at;
+            }
+        }
+        for (id, from, rejected) in contested {
+            let kept = S::with_entry(&self.contexts[from].shard, id, |kept| {
+                (*kept != *rejected).then(|| Box::from(kept))
+            });
+            if let Some(Some(kept)) = kept {
+                builder.add_conflict(Conflict { id, kept, rejected });
+            }
+        }
+        builder.finish()
     }
 
     /// Frees every entry and conflict of every NC and reopens them all.
     /// Exclusive access makes this free of races by construction.
     pub fn reset(&mut self) {
+        self.generation = sync::unique_generation();
         for ctx in self.contexts.iter_mut() {
             S::clear(&mut ctx.shard);
             ctx.conflicts.clear();

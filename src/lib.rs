@@ -14,6 +14,16 @@
 //!
 //! let snapshot = db.snapshot(); // every open NC merged
 //! assert_eq!(snapshot.get_str(id), Some("model_3/layer_41/tensor_1207"));
+//!
+//! // Snapshots merge by union, and save to checksummed files
+//! // (`Snapshot::save`, `Snapshot::load`; docs/snapshot-format.md).
+//! let merged = interned_string_db::Snapshot::merge([&snapshot, &snapshot]);
+//! assert_eq!(merged, snapshot);
+//!
+//! // A trace writer that flushes repeatedly takes deltas: each id once.
+//! let mut cursor = interned_string_db::Cursor::new();
+//! assert_eq!(db.delta(&mut cursor).len(), 1);
+//! assert!(db.delta(&mut cursor).is_empty());
 //! ```
 //!
 //! An id is `(SipHash-1-3(key 0, bytes ++ [0xFF]) & (2^50 - 1)) + 1`
@@ -132,7 +142,7 @@ pub use error::{BatchError, Error};
 pub use global::global;
 pub use id::{get_id, get_id_const, ID_MASK, INVALID_ID, MAX_ID};
 pub use pin::NcHandle;
-pub use snapshot::{Iter, Snapshot};
+pub use snapshot::{Cursor, Iter, LoadError, LoadProblem, Snapshot};
 #[cfg(not(interner_loom))]
 pub use static_name::StaticName;
 #[cfg(not(interner_loom))]

@@ -108,3 +108,12 @@ pub(crate) fn write<T>(lock: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
 pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     acquire(|| mutex.try_lock(), || mutex.lock())
 }
+
+/// A number no earlier call in this process returned, never 0: names a db's
+/// contents between resets, so that a cursor can tell it is stale, and
+/// temporary files apart. A plain
+/// counter in every build (loom models do not cover it: it orders nothing).
+pub(crate) fn unique_generation() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}

@@ -176,3 +176,32 @@ fn conflict_log_is_bounded() {
         conflict_log_stays_within_its_budget::<ArcSwapStrategy>(len);
     }
 }
+
+/// A snapshot holds its strings and 16 bytes an entry, nothing more, even
+/// when every string is on two NCs (the duplicates are staged, then dropped).
+fn snapshot_is_strings_and_16_bytes_an_entry<S: Strategy>() {
+    let db: InternedStringDb<S> = InternedStringDb::with_config(Config::new().ncs(16));
+    for i in 0..20_000 {
+        let name = format!("model_{}/layer_{}/tensor_{i}", i % 3, i % 50);
+        db.intern(i % 16, &name).unwrap();
+        db.intern((i + 1) % 16, &name).unwrap();
+    }
+    let before = live();
+    let snapshot = db.snapshot();
+    let held = live() - before;
+    assert_eq!(snapshot.len(), 20_000);
+    assert!(snapshot.conflicts().is_empty());
+    let bound = snapshot.string_bytes() + 16 * snapshot.len();
+    assert!(
+        held as usize <= bound,
+        "{}: a snapshot holds {held} bytes, more than {bound}",
+        S::NAME
+    );
+}
+
+#[test]
+fn snapshot_memory_is_bounded() {
+    let _turn = count_this_thread();
+    snapshot_is_strings_and_16_bytes_an_entry::<OptimisticStrategy>();
+    snapshot_is_strings_and_16_bytes_an_entry::<RwLockStrategy>();
+}

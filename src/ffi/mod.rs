@@ -10,6 +10,7 @@
 pub mod batch;
 pub mod db;
 pub mod shard;
+pub mod snapshot;
 
 use std::any::Any;
 use std::ffi::{c_char, CStr, CString};

@@ -198,6 +198,7 @@ impl RawShard {
     }
 
     /// Calls `f` on every published entry.
+    #[cfg(test)]
     pub(crate) fn for_each(&self, f: impl FnMut(Entry<'_>)) {
         self.for_each_since(0, f);
     }

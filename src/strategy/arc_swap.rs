@@ -33,11 +33,21 @@ impl Strategy for ArcSwapStrategy {
     const NAME: &'static str = "arc-swap";
 }
 
+/// What the writer lock guards.
+#[derive(Default)]
+struct Writer {
+    /// Bytes stored.
+    used: usize,
+    /// The ids in insertion order, for `visit_since`: the map published
+    /// last holds exactly these.
+    order: Vec<u64>,
+}
+
 /// One NC's shard.
 pub struct ArcSwapShard {
     map: ArcSwap<Map>,
-    /// Serialises writers, and holds the bytes stored.
-    writer: Mutex<usize>,
+    /// Serialises writers.
+    writer: Mutex<Writer>,
     open: OpenFlag,
     byte_cap: usize,
 }
@@ -52,7 +62,7 @@ impl ShardOps for ArcSwapStrategy {
             .map_err(|_| Refusal::OutOfMemory)?;
         Ok(ArcSwapShard {
             map: ArcSwap::from_pointee(map),
-            writer: Mutex::new(0),
+            writer: Mutex::new(Writer::default()),
             open: OpenFlag::new(),
             byte_cap: config.byte_cap,
         })
@@ -69,19 +79,24 @@ impl ShardOps for ArcSwapStrategy {
         if let Some(stored) = shard.map.load().get(&id) {
             return Ok(compare(stored, bytes, on_conflict));
         }
-        let mut used = sync::lock(&shard.writer);
+        let mut writer = sync::lock(&shard.writer);
         let current = shard.map.load_full();
         if let Some(stored) = current.get(&id) {
             return Ok(compare(stored, bytes, on_conflict));
         }
-        check_cap(*used, shard.byte_cap, bytes.len())?;
+        check_cap(writer.used, shard.byte_cap, bytes.len())?;
+        writer
+            .order
+            .try_reserve(1)
+            .map_err(|_| Refusal::OutOfMemory)?;
         let mut next = Map::new();
         next.try_reserve(current.len() + 1)
             .map_err(|_| Refusal::OutOfMemory)?;
         next.extend(current.iter().map(|(&id, s)| (id, Arc::clone(s))));
         next.insert(id, Arc::new(try_copy(bytes)?));
         shard.map.store(Arc::new(next));
-        *used += bytes.len();
+        writer.used += bytes.len();
+        writer.order.push(id);
         Ok(Registered::Inserted)
     }
 
@@ -100,14 +115,21 @@ impl ShardOps for ArcSwapStrategy {
         stored.map(|bytes| f(&bytes))
     }
 
-    fn visit_if_open(shard: &ArcSwapShard, mut f: impl FnMut(u64, &[u8])) -> bool {
+    fn visit_since(
+        shard: &ArcSwapShard,
+        from: usize,
+        mut f: impl FnMut(u64, &[u8]),
+    ) -> Option<usize> {
         if !shard.open.is_open() {
-            return false;
+            return None;
         }
-        for (&id, bytes) in shard.map.load().iter() {
-            f(id, bytes);
+        // Under the writer lock, the current map holds exactly `order`.
+        let writer = sync::lock(&shard.writer);
+        let map = shard.map.load();
+        for id in writer.order.get(from..).unwrap_or_default() {
+            f(*id, &map[id]);
         }
-        true
+        Some(writer.order.len())
     }
 
     fn set_open(shard: &ArcSwapShard, open: bool) {
@@ -119,7 +141,7 @@ impl ShardOps for ArcSwapStrategy {
     }
 
     fn stats(shard: &ArcSwapShard) -> ShardStats {
-        let used = *sync::lock(&shard.writer);
+        let used = sync::lock(&shard.writer).used;
         ShardStats {
             entries: shard.map.load().len(),
             bytes: used,
@@ -128,7 +150,7 @@ impl ShardOps for ArcSwapStrategy {
 
     fn clear(shard: &mut ArcSwapShard) {
         shard.map.store(Arc::new(Map::new()));
-        *sync::lock(&shard.writer) = 0;
+        *sync::lock(&shard.writer) = Writer::default();
         shard.open.set(true);
     }
 }

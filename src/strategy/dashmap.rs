@@ -9,7 +9,7 @@ use super::imp::{
     ShardStats,
 };
 use super::{Registered, Strategy};
-use crate::sync::{AtomicUsize, Ordering};
+use crate::sync::{self, AtomicUsize, Mutex, Ordering};
 
 /// A strategy over `dashmap::DashMap<u64, Box<[u8]>>`: read-locks one of the
 /// map's internal shards on a hit, write-locks it on a miss.
@@ -32,6 +32,10 @@ impl Strategy for DashMapStrategy {
 /// One NC's shard.
 pub struct DashMapShard {
     map: DashMap<u64, Box<[u8]>>,
+    /// The ids in insertion order, for `visit_since`. Pushed while the
+    /// map's entry is held; read by copying the ids out, so that no thread
+    /// holds this lock while it waits for one of the map's.
+    order: Mutex<Vec<u64>>,
     open: OpenFlag,
     bytes: AtomicUsize,
     byte_cap: usize,
@@ -53,6 +57,7 @@ impl ShardOps for DashMapStrategy {
             .map_err(|_| Refusal::OutOfMemory)?;
         Ok(DashMapShard {
             map,
+            order: Mutex::new(Vec::new()),
             open: OpenFlag::new(),
             bytes: AtomicUsize::new(0),
             byte_cap: config.byte_cap,
@@ -74,6 +79,8 @@ impl ShardOps for DashMapStrategy {
                 Entry::Occupied(stored) => stored.into_ref().downgrade(),
                 Entry::Vacant(slot) => {
                     let owned = try_copy(bytes)?;
+                    let mut order = sync::lock(&shard.order);
+                    order.try_reserve(1).map_err(|_| Refusal::OutOfMemory)?;
                     // Reserve the bytes against the cap atomically: the
                     // map's internal shards do not serialise all inserts.
                     shard
@@ -88,6 +95,7 @@ impl ShardOps for DashMapStrategy {
                             cap: shard.byte_cap,
                         })?;
                     slot.insert(owned);
+                    order.push(id);
                     return Ok(Registered::Inserted);
                 }
             },
@@ -108,14 +116,25 @@ impl ShardOps for DashMapStrategy {
         with_copied_entry::<Self, R>(shard, id, f)
     }
 
-    fn visit_if_open(shard: &DashMapShard, mut f: impl FnMut(u64, &[u8])) -> bool {
+    fn visit_since(
+        shard: &DashMapShard,
+        from: usize,
+        mut f: impl FnMut(u64, &[u8]),
+    ) -> Option<usize> {
         if !shard.open.is_open() {
-            return false;
+            return None;
         }
-        for entry in shard.map.iter() {
-            f(*entry.key(), entry.value());
+        let (ids, end) = {
+            let order = sync::lock(&shard.order);
+            (order.get(from..).unwrap_or_default().to_vec(), order.len())
+        };
+        for id in ids {
+            // Pushed after its insert, and entries are never removed.
+            if let Some(bytes) = shard.map.get(&id) {
+                f(id, &bytes);
+            }
         }
-        true
+        Some(end)
     }
 
     fn set_open(shard: &DashMapShard, open: bool) {
@@ -135,6 +154,7 @@ impl ShardOps for DashMapStrategy {
 
     fn clear(shard: &mut DashMapShard) {
         shard.map = DashMap::new();
+        *sync::lock(&shard.order) = Vec::new();
         shard.bytes.store(0, Ordering::Relaxed);
         shard.open.set(true);
     }

@@ -239,7 +239,17 @@ pub(crate) mod imp {
         /// If the shard is open, calls `f` on every entry and returns true;
         /// returns false for a closed shard. The open check and the walk are
         /// one critical section, so a shard is walked wholly or not at all.
-        fn visit_if_open(shard: &Self::Shard, f: impl FnMut(u64, &[u8])) -> bool;
+        /// If the shard is open, calls `f` on every entry at or after
+        /// position `from` (positions number the entries in the order they
+        /// were inserted, from 0) and returns `Some(position after the last
+        /// entry visited)`; returns `None` for a closed shard, visiting
+        /// nothing. The open check and the walk are one critical section, so
+        /// a shard is walked wholly or not at all.
+        fn visit_since(
+            shard: &Self::Shard,
+            from: usize,
+            f: impl FnMut(u64, &[u8]),
+        ) -> Option<usize>;
 
         /// Opens or closes the shard. Closing keeps the entries.
         fn set_open(shard: &Self::Shard, open: bool);

@@ -89,12 +89,19 @@ impl ShardOps for OptimisticStrategy {
         shard.raw.find_by_id(id).map(|entry| f(entry.bytes()))
     }
 
-    fn visit_if_open(shard: &OptimisticShard, mut f: impl FnMut(u64, &[u8])) -> bool {
+    fn visit_since(
+        shard: &OptimisticShard,
+        from: usize,
+        mut f: impl FnMut(u64, &[u8]),
+    ) -> Option<usize> {
         if !shard.raw.is_open() {
-            return false;
+            return None;
         }
-        shard.raw.for_each(|entry| f(entry.id(), entry.bytes()));
-        true
+        Some(
+            shard
+                .raw
+                .for_each_since(from, |entry| f(entry.id(), entry.bytes())),
+        )
     }
 
     fn set_open(shard: &OptimisticShard, open: bool) {

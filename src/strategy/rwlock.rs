@@ -33,6 +33,8 @@ struct Table {
     /// The reference's state byte (`2` = closed), read under the NC lock.
     open: bool,
     map: hashbrown::HashMap<u64, Box<[u8]>>,
+    /// The ids in insertion order, for `visit_since`.
+    order: Vec<u64>,
     bytes: usize,
     byte_cap: usize,
 }
@@ -49,6 +51,7 @@ impl ShardOps for RwLockStrategy {
             inner: RwLock::new(Table {
                 open: true,
                 map,
+                order: Vec::new(),
                 bytes: 0,
                 byte_cap: config.byte_cap,
             }),
@@ -74,7 +77,12 @@ impl ShardOps for RwLockStrategy {
         // of memory is an error that leaves the table as it was.
         let owned = try_copy(bytes)?;
         table.map.try_reserve(1).map_err(|_| Refusal::OutOfMemory)?;
+        table
+            .order
+            .try_reserve(1)
+            .map_err(|_| Refusal::OutOfMemory)?;
         table.map.insert(id, owned);
+        table.order.push(id);
         table.bytes += bytes.len();
         Ok(Registered::Inserted)
     }
@@ -92,15 +100,19 @@ impl ShardOps for RwLockStrategy {
         with_copied_entry::<Self, R>(shard, id, f)
     }
 
-    fn visit_if_open(shard: &RwLockShard, mut f: impl FnMut(u64, &[u8])) -> bool {
+    fn visit_since(
+        shard: &RwLockShard,
+        from: usize,
+        mut f: impl FnMut(u64, &[u8]),
+    ) -> Option<usize> {
         let table = sync::read(&shard.inner);
         if !table.open {
-            return false;
+            return None;
         }
-        for (&id, bytes) in &table.map {
-            f(id, bytes);
+        for id in table.order.get(from..).unwrap_or_default() {
+            f(*id, &table.map[id]);
         }
-        true
+        Some(table.order.len())
     }
 
     fn set_open(shard: &RwLockShard, open: bool) {
@@ -122,6 +134,7 @@ impl ShardOps for RwLockStrategy {
     fn clear(shard: &mut RwLockShard) {
         let mut table = sync::write(&shard.inner);
         table.map = hashbrown::HashMap::new();
+        table.order = Vec::new();
         table.bytes = 0;
         table.open = true;
     }

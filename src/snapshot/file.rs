@@ -1,0 +1,514 @@
+//! Snapshot files: the format of `docs/snapshot-format.md`, written whole or
+//! not at all, read without trusting a byte of it.
+
+use std::fmt;
+use std::fs::{self, File};
+use std::io::{self, BufReader, BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+
+use super::Snapshot;
+use crate::conflict::Conflict;
+
+/// The file's first 8 bytes.
+const MAGIC: [u8; 8] = *b"ISDBSNAP";
+/// The format version this crate writes and reads.
+const VERSION: u32 = 1;
+/// Bytes before the first section: magic, version, flags, four counts,
+/// reserved zeros, and the header's checksum.
+const HEADER_LEN: u64 = 64;
+/// An entry record: id and length.
+const ENTRY_RECORD: u64 = 16;
+/// A conflict record before its two strings: id and two lengths.
+const CONFLICT_RECORD: u64 = 24;
+/// A section's checksum.
+const CHECKSUM_LEN: u64 = 4;
+/// Reserved up front when a stream's counts cannot be checked against a
+/// length: beyond it, vectors grow only as data arrives.
+const UNCHECKED_RESERVE: u64 = 1 << 12;
+
+/// Why a snapshot file could not be read: the problem and the byte offset
+/// where it was found.
+#[derive(Debug)]
+pub struct LoadError {
+    offset: u64,
+    problem: LoadProblem,
+}
+
+/// What is wrong with a snapshot file.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum LoadProblem {
+    /// Reading failed (or the file could not be opened: offset 0).
+    Io(io::Error),
+    /// The file ends inside the named part.
+    Truncated(&'static str),
+    /// The first 8 bytes are not `ISDBSNAP`: not a snapshot file.
+    BadMagic,
+    /// A format version this crate does not read.
+    UnsupportedVersion(u32),
+    /// Flags or reserved bytes this version does not define are set.
+    UnknownFlags,
+    /// The named section's checksum does not match its bytes.
+    ChecksumMismatch {
+        /// `header`, `entries` or `conflicts`.
+        section: &'static str,
+        /// The checksum stored in the file.
+        stored: u32,
+        /// The checksum of the bytes read.
+        computed: u32,
+    },
+    /// The header's counts need more bytes than the file has.
+    CountsExceedFile {
+        /// Bytes the counts imply, at least.
+        needed: u64,
+        /// The file's length.
+        length: u64,
+    },
+    /// The entries' lengths do not add up to the header's string bytes.
+    LengthsDisagree,
+    /// An id not greater than the one before it: entries must be sorted by
+    /// id, each once.
+    Unsorted(u64),
+    /// A conflict out of order, repeated, rejecting its own kept bytes, or
+    /// whose kept bytes are not the entry's.
+    BadConflict(u64),
+    /// Bytes after the last section.
+    TrailingBytes,
+}
+
+impl LoadError {
+    /// The byte offset at which the problem was found.
+    pub fn offset(&self) -> u64 {
+        self.offset
+    }
+
+    /// The problem.
+    pub fn problem(&self) -> &LoadProblem {
+        &self.problem
+    }
+}
+
+impl fmt::Display for LoadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "at byte {}: ", self.offset)?;
+        match &self.problem {
+            LoadProblem::Io(e) => write!(f, "{e}"),
+            LoadProblem::Truncated(what) => write!(f, "the file ends inside {what}"),
+            LoadProblem::BadMagic => write!(f, "not a snapshot file (bad magic)"),
+            LoadProblem::UnsupportedVersion(v) => {
+                write!(f, "format version {v} is not supported (this reads {VERSION})")
+            }
+            LoadProblem::UnknownFlags => write!(f, "flags or reserved bytes are set"),
+            LoadProblem::ChecksumMismatch {
+                section,
+                stored,
+                computed,
+            } => write!(
+                f,
+                "the {section} section is corrupt (checksum {stored:#010x} stored, {computed:#010x} computed)"
+            ),
+            LoadProblem::CountsExceedFile { needed, length } => write!(
+                f,
+                "the header's counts need at least {needed} bytes, but the file has {length}"
+            ),
+            LoadProblem::LengthsDisagree => write!(
+                f,
+                "the entries' lengths do not add up to the header's string bytes"
+            ),
+            LoadProblem::Unsorted(id) => write!(f, "entry id {id} is out of order or repeated"),
+            LoadProblem::BadConflict(id) => write!(
+                f,
+                "conflict on id {id} is out of order, repeated, or disagrees with its entry"
+            ),
+            LoadProblem::TrailingBytes => write!(f, "bytes follow the last section"),
+        }
+    }
+}
+
+impl std::error::Error for LoadError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match &self.problem {
+            LoadProblem::Io(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+/// A writer that checksums what goes through it.
+struct Checksummed<W> {
+    inner: W,
+    crc: crc32fast::Hasher,
+}
+
+impl<W: Write> Checksummed<W> {
+    fn put(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.crc.update(bytes);
+        self.inner.write_all(bytes)
+    }
+
+    fn put_u64(&mut self, n: u64) -> io::Result<()> {
+        self.put(&n.to_le_bytes())
+    }
+
+    /// Writes the checksum of everything since the last one.
+    fn end_section(&mut self) -> io::Result<()> {
+        let crc = core::mem::take(&mut self.crc).finalize();
+        self.inner.write_all(&crc.to_le_bytes())
+    }
+}
+
+/// A reader that counts and checksums what it reads, and names where it is.
+struct Source<R> {
+    inner: R,
+    offset: u64,
+    crc: crc32fast::Hasher,
+}
+
+impl<R: Read> Source<R> {
+    fn error(&self, problem: LoadProblem) -> LoadError {
+        LoadError {
+            offset: self.offset,
+            problem,
+        }
+    }
+
+    fn take(&mut self, buf: &mut [u8], what: &'static str) -> Result<(), LoadError> {
+        match self.inner.read_exact(buf) {
+            Ok(()) => {
+                self.crc.update(buf);
+                self.offset += buf.len() as u64;
+                Ok(())
+            }
+            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {
+                Err(self.error(LoadProblem::Truncated(what)))
+            }
+            Err(e) => Err(self.error(LoadProblem::Io(e))),
+        }
+    }
+
+    fn u64(&mut self, what: &'static str) -> Result<u64, LoadError> {
+        let mut b = [0; 8];
+        self.take(&mut b, what)?;
+        Ok(u64::from_le_bytes(b))
+    }
+
+    /// `len` bytes appended to `out`, which grows only as they arrive.
+    fn bytes_into(
+        &mut self,
+        len: u64,
+        out: &mut Vec<u8>,
+        what: &'static str,
+    ) -> Result<(), LoadError> {
+        let start = out.len();
+        let got = (&mut self.inner)
+            .take(len)
+            .read_to_end(out)
+            .map_err(|e| self.error(LoadProblem::Io(e)))?;
+        self.crc.update(&out[start..]);
+        self.offset += got as u64;
+        if (got as u64) < len {
+            return Err(self.error(LoadProblem::Truncated(what)));
+        }
+        Ok(())
+    }
+
+    /// Reads the stored checksum and compares it with the bytes read since
+    /// the last one.
+    fn end_section(&mut self, section: &'static str) -> Result<(), LoadError> {
+        let computed = core::mem::take(&mut self.crc).finalize();
+        let at = self.offset;
+        let mut b = [0; 4];
+        self.take(&mut b, "a checksum")?;
+        self.crc = crc32fast::Hasher::new();
+        let stored = u32::from_le_bytes(b);
+        if stored != computed {
+            return Err(LoadError {
+                offset: at,
+                problem: LoadProblem::ChecksumMismatch {
+                    section,
+                    stored,
+                    computed,
+                },
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Capacity to reserve for `claimed` items: all of them when the counts were
+/// checked against the file's length, a little otherwise.
+fn reserve_for(claimed: u64, checked: bool) -> usize {
+    let cap = if checked {
+        claimed
+    } else {
+        claimed.min(UNCHECKED_RESERVE)
+    };
+    usize::try_from(cap).unwrap_or(usize::MAX)
+}
+
+impl Snapshot {
+    /// Writes the snapshot in the format of `docs/snapshot-format.md`.
+    ///
+    /// # Errors
+    ///
+    /// Those of `out`.
+    pub fn write_to(&self, out: impl Write) -> io::Result<()> {
+        let mut w = Checksummed {
+            inner: out,
+            crc: crc32fast::Hasher::new(),
+        };
+        w.put(&MAGIC)?;
+        w.put(&VERSION.to_le_bytes())?;
+        w.put(&0u32.to_le_bytes())?; // flags
+        w.put_u64(self.len() as u64)?;
+        w.put_u64(self.bytes.len() as u64)?;
+        w.put_u64(self.conflicts.len() as u64)?;
+        w.put_u64(self.conflicts_dropped)?;
+        w.put(&[0; 12])?; // reserved
+        w.end_section()?;
+        let mut start = 0;
+        for (&id, &end) in self.ids.iter().zip(&self.ends) {
+            w.put_u64(id)?;
+            w.put_u64((end - start) as u64)?;
+            start = end;
+        }
+        w.put(&self.bytes)?;
+        w.end_section()?;
+        for c in &self.conflicts {
+            w.put_u64(c.id)?;
+            w.put_u64(c.kept.len() as u64)?;
+            w.put_u64(c.rejected.len() as u64)?;
+            w.put(&c.kept)?;
+            w.put(&c.rejected)?;
+        }
+        w.end_section()?;
+        w.inner.flush()
+    }
+
+    /// Writes the snapshot to `path` atomically: into a new temporary file
+    /// in the same directory, synced, then renamed over `path` (and the
+    /// directory synced). A crash leaves the old file or the new one under
+    /// `path`, never a torn one; on an error the temporary file is removed.
+    ///
+    /// # Errors
+    ///
+    /// Creating, writing, syncing or renaming the file.
+    pub fn save(&self, path: impl AsRef<Path>) -> io::Result<()> {
+        let path = path.as_ref();
+        let temporary = temporary_path(path)?;
+        let written = File::options()
+            .write(true)
+            .create_new(true)
+            .open(&temporary)
+            .and_then(|file| {
+                let mut out = BufWriter::new(file);
+                self.write_to(&mut out)?;
+                let file = out.into_inner().map_err(io::IntoInnerError::into_error)?;
+                file.sync_all()
+            })
+            .and_then(|()| fs::rename(&temporary, path));
+        if let Err(e) = written {
+            let _ = fs::remove_file(&temporary);
+            return Err(e);
+        }
+        // The rename is durable once the directory is synced. Not every
+        // platform can open a directory to sync it; the file is whole either
+        // way.
+        if let Some(dir) = path.parent() {
+            let dir = if dir.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                dir
+            };
+            if let Ok(dir) = File::open(dir) {
+                let _ = dir.sync_all();
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads a snapshot written by [`write_to`](Self::write_to) or
+    /// [`save`](Self::save). Nothing in the input can make this panic, and
+    /// it allocates in proportion to the bytes that actually arrive, never
+    /// to a count the input claims.
+    ///
+    /// # Errors
+    ///
+    /// A [`LoadError`] naming the problem and its byte offset: truncated,
+    /// corrupt (a checksum), not a snapshot, another version, or contents that
+    /// break the format's rules.
+    pub fn read_from(input: impl Read) -> Result<Snapshot, LoadError> {
+        read(input, None)
+    }
+
+    /// Reads the snapshot file at `path` (see [`read_from`](Self::read_from)).
+    /// The header's counts are checked against the file's length before
+    /// anything is allocated for them.
+    ///
+    /// # Errors
+    ///
+    /// As [`read_from`](Self::read_from); failing to open the file is an
+    /// [`LoadProblem::Io`] at offset 0.
+    pub fn load(path: impl AsRef<Path>) -> Result<Snapshot, LoadError> {
+        let io_error = |e| LoadError {
+            offset: 0,
+            problem: LoadProblem::Io(e),
+        };
+        let file = File::open(path).map_err(io_error)?;
+        let length = file.metadata().map_err(io_error)?.len();
+        read(BufReader::with_capacity(1 << 16, file), Some(length))
+    }
+}
+
+/// `dir/.name.tmp-<pid>-<n>`, beside `path`.
+fn temporary_path(path: &Path) -> io::Result<PathBuf> {
+    let name = path.file_name().ok_or_else(|| {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{} names no file", path.display()),
+        )
+    })?;
+    let n = crate::sync::unique_generation();
+    let mut temporary = std::ffi::OsString::from(".");
+    temporary.push(name);
+    temporary.push(format!(".tmp-{}-{n}", std::process::id()));
+    Ok(path.with_file_name(temporary))
+}
+
+/// Reads a snapshot; `length`, when known, bounds what the header may claim.
+fn read(input: impl Read, length: Option<u64>) -> Result<Snapshot, LoadError> {
+    let mut src = Source {
+        inner: input,
+        offset: 0,
+        crc: crc32fast::Hasher::new(),
+    };
+    // A short file that does not start like a snapshot is not one, rather
+    // than a truncated one.
+    let mut magic = Vec::new();
+    let truncated = src.bytes_into(MAGIC.len() as u64, &mut magic, "the header");
+    if !MAGIC.starts_with(&magic) {
+        return Err(LoadError {
+            offset: 0,
+            problem: LoadProblem::BadMagic,
+        });
+    }
+    truncated?;
+    let mut word = [0; 4];
+    src.take(&mut word, "the header")?;
+    let version = u32::from_le_bytes(word);
+    if version != VERSION {
+        return Err(LoadError {
+            offset: 8,
+            problem: LoadProblem::UnsupportedVersion(version),
+        });
+    }
+    src.take(&mut word, "the header")?;
+    let flags = u32::from_le_bytes(word);
+    let entries = src.u64("the header")?;
+    let string_bytes = src.u64("the header")?;
+    let conflicts = src.u64("the header")?;
+    let conflicts_dropped = src.u64("the header")?;
+    let mut reserved = [0; 12];
+    src.take(&mut reserved, "the header")?;
+    src.end_section("header")?;
+    if flags != 0 || reserved != [0; 12] {
+        return Err(LoadError {
+            offset: if flags != 0 { 12 } else { 48 },
+            problem: LoadProblem::UnknownFlags,
+        });
+    }
+    if let Some(length) = length {
+        let needed = [
+            entries.checked_mul(ENTRY_RECORD),
+            Some(string_bytes),
+            conflicts.checked_mul(CONFLICT_RECORD),
+            Some(HEADER_LEN + 2 * CHECKSUM_LEN),
+        ]
+        .into_iter()
+        .try_fold(0u64, |sum, part| sum.checked_add(part?))
+        .unwrap_or(u64::MAX);
+        if needed > length {
+            return Err(LoadError {
+                offset: 16,
+                problem: LoadProblem::CountsExceedFile { needed, length },
+            });
+        }
+    }
+    let checked = length.is_some();
+
+    let mut snapshot = Snapshot {
+        ids: Vec::with_capacity(reserve_for(entries, checked)),
+        ends: Vec::with_capacity(reserve_for(entries, checked)),
+        bytes: Vec::with_capacity(reserve_for(string_bytes, checked)),
+        conflicts: Vec::new(),
+        conflicts_dropped,
+    };
+    let mut end = 0u64;
+    for _ in 0..entries {
+        let at = src.offset;
+        let id = src.u64("the entry records")?;
+        let len = src.u64("the entry records")?;
+        if snapshot.ids.last().is_some_and(|&last| last >= id) {
+            return Err(LoadError {
+                offset: at,
+                problem: LoadProblem::Unsorted(id),
+            });
+        }
+        end = match end.checked_add(len) {
+            Some(end) if end <= string_bytes => end,
+            _ => {
+                return Err(LoadError {
+                    offset: at + 8,
+                    problem: LoadProblem::LengthsDisagree,
+                })
+            }
+        };
+        snapshot.ids.push(id);
+        // `end <= string_bytes`, which must fit in memory to be read below.
+        snapshot
+            .ends
+            .push(usize::try_from(end).unwrap_or(usize::MAX));
+    }
+    if end != string_bytes {
+        return Err(src.error(LoadProblem::LengthsDisagree));
+    }
+    src.bytes_into(string_bytes, &mut snapshot.bytes, "the entry strings")?;
+    src.end_section("entries")?;
+
+    let mut list: Vec<Conflict> = Vec::with_capacity(reserve_for(conflicts, checked));
+    for _ in 0..conflicts {
+        let at = src.offset;
+        let id = src.u64("the conflict records")?;
+        let kept_len = src.u64("the conflict records")?;
+        let rejected_len = src.u64("the conflict records")?;
+        let mut kept = Vec::new();
+        src.bytes_into(kept_len, &mut kept, "a conflict's strings")?;
+        let mut rejected = Vec::new();
+        src.bytes_into(rejected_len, &mut rejected, "a conflict's strings")?;
+        let conflict = Conflict {
+            id,
+            kept: kept.into(),
+            rejected: rejected.into(),
+        };
+        let in_order = list.last().is_none_or(|last| *last < conflict);
+        let agrees = snapshot
+            .get(id)
+            .is_none_or(|entry| *entry == *conflict.kept);
+        if !in_order || !agrees || conflict.kept == conflict.rejected {
+            return Err(LoadError {
+                offset: at,
+                problem: LoadProblem::BadConflict(id),
+            });
+        }
+        list.push(conflict);
+    }
+    src.end_section("conflicts")?;
+    snapshot.conflicts = list;
+
+    let mut probe = [0; 1];
+    match src.inner.read(&mut probe) {
+        Ok(0) => Ok(snapshot),
+        Ok(_) => Err(src.error(LoadProblem::TrailingBytes)),
+        Err(e) => Err(src.error(LoadProblem::Io(e))),
+    }
+}

@@ -1,0 +1,193 @@
+//! Deltas: what `InternedStringDb::delta` delivers to a cursor, run against
+//! every strategy.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use interned_string_db::{Config, Conflict, Cursor, InternedStringDb, Snapshot, Strategy};
+
+fn db<S: Strategy>(ncs: usize) -> InternedStringDb<S> {
+    InternedStringDb::with_config(Config::new().ncs(ncs))
+}
+
+type Entries = BTreeMap<u64, Vec<u8>>;
+
+/// Adds `delta` to `union`, checking that no id arrives twice.
+fn absorb(union: &mut Entries, conflicts: &mut BTreeSet<Conflict>, delta: &Snapshot) {
+    for (id, bytes) in delta {
+        let before = union.insert(id, bytes.to_vec());
+        assert!(before.is_none(), "id {id} delivered twice");
+    }
+    conflicts.extend(delta.conflicts().iter().cloned());
+}
+
+fn entries(snapshot: &Snapshot) -> Entries {
+    snapshot.iter().map(|(id, b)| (id, b.to_vec())).collect()
+}
+
+/// A fresh cursor's first delta is the snapshot, conflicts included.
+fn first_delta_is_the_snapshot<S: Strategy>() {
+    let db = db::<S>(4);
+    for i in 0..500 {
+        db.intern(i % 4, &common::name(0, i)).unwrap();
+        db.intern((i + 1) % 4, &common::name(0, i)).unwrap(); // on two NCs
+    }
+    db.register(2, 77, b"seventy-seven").unwrap();
+    db.register(1, 77, b"other 77").unwrap(); // across NCs: NC 1 is kept
+    db.register(3, 78, b"a").unwrap();
+    db.register(3, 78, b"b").unwrap(); // in NC 3's log
+    let delta = db.delta(&mut Cursor::new());
+    assert_eq!(delta, db.snapshot());
+    assert_eq!(delta.len(), 502);
+    assert_eq!(delta.conflicts().len(), 2);
+}
+
+/// Deltas taken between interns add up to the snapshot, with no id twice,
+/// and an empty delta when nothing is new.
+fn deltas_add_up_to_the_snapshot<S: Strategy>() {
+    let db = db::<S>(8);
+    let mut cursor = Cursor::new();
+    let (mut union, mut conflicts) = (Entries::new(), BTreeSet::new());
+    let mut deltas = Vec::new();
+    for round in 0..10 {
+        for i in 0..300 {
+            // Names repeat across rounds and NCs.
+            db.intern((i * 7 + round) % 8, &common::name(i % 3, i * round % 700))
+                .unwrap();
+        }
+        deltas.push(db.delta(&mut cursor));
+        absorb(&mut union, &mut conflicts, deltas.last().unwrap());
+    }
+    db.register(5, 1, b"one").unwrap();
+    db.register(6, 1, b"uno").unwrap();
+    deltas.push(db.delta(&mut cursor));
+    absorb(&mut union, &mut conflicts, deltas.last().unwrap());
+    let snapshot = db.snapshot();
+    assert_eq!(Snapshot::merge(&deltas), snapshot);
+    assert_eq!(union, entries(&snapshot));
+    assert_eq!(conflicts, snapshot.conflicts().iter().cloned().collect());
+    assert_eq!(cursor.delivered(), snapshot.len());
+    assert!(db.delta(&mut cursor).is_empty());
+}
+
+/// Conflicts are reported in the delta that meets them, once, even when the
+/// kept string was delivered in an earlier delta.
+fn new_conflicts_are_reported_once<S: Strategy>() {
+    let db = db::<S>(3);
+    let mut cursor = Cursor::new();
+    db.register(0, 9, b"nine").unwrap();
+    assert!(db.delta(&mut cursor).conflicts().is_empty());
+    db.register(2, 9, b"neuf").unwrap(); // another NC
+    db.register(0, 9, b"nueve").unwrap(); // NC 0's log
+    let delta = db.delta(&mut cursor);
+    assert!(delta.is_empty(), "id 9 was delivered already");
+    let got: Vec<(u64, &[u8], &[u8])> = delta
+        .conflicts()
+        .iter()
+        .map(|c| (c.id, &*c.kept, &*c.rejected))
+        .collect();
+    assert_eq!(
+        got,
+        [(9, &b"nine"[..], &b"neuf"[..]), (9, b"nine", b"nueve")]
+    );
+    assert!(db.delta(&mut cursor).conflicts().is_empty());
+}
+
+/// A closed NC delivers nothing and keeps its place; after it reopens, its
+/// undelivered entries arrive.
+fn closed_nc_catches_up_after_reopening<S: Strategy>() {
+    let db = db::<S>(2);
+    let mut cursor = Cursor::new();
+    db.intern(1, "before").unwrap();
+    db.close_nc(1).unwrap();
+    db.intern(0, "open").unwrap();
+    let delta = db.delta(&mut cursor);
+    assert_eq!(delta.len(), 1);
+    assert_eq!(delta.get_str(db.id_of(b"open")), Some("open"));
+    db.open_nc(1).unwrap();
+    db.intern(1, "after").unwrap();
+    let delta = db.delta(&mut cursor);
+    let names: Vec<&[u8]> = delta.iter().map(|(_, b)| b).collect();
+    assert_eq!(delta.len(), 2, "{names:?}");
+    assert!(delta.contains(db.id_of(b"before")) && delta.contains(db.id_of(b"after")));
+}
+
+/// After a reset, or on another db, a cursor starts over.
+fn stale_cursor_starts_over<S: Strategy>() {
+    let mut db = db::<S>(2);
+    let mut cursor = Cursor::new();
+    db.intern(0, "a").unwrap();
+    db.intern(1, "b").unwrap();
+    assert_eq!(db.delta(&mut cursor).len(), 2);
+    db.reset();
+    db.intern(1, "b").unwrap();
+    let delta = db.delta(&mut cursor);
+    assert_eq!(delta.len(), 1, "b again, for the new contents");
+    let other = self::db::<S>(3);
+    other.intern(2, "a").unwrap();
+    assert_eq!(other.delta(&mut cursor).len(), 1);
+    assert!(other.delta(&mut cursor).is_empty());
+}
+
+/// Four threads intern while NCs close and reopen and the main thread takes
+/// deltas: every delivered entry is whole (its id is its bytes' id), no id
+/// arrives twice, and once everything stops, the deltas add up to the
+/// snapshot.
+fn deltas_while_interning_and_closing<S: Strategy>() {
+    const THREADS: usize = 4;
+    const PER_THREAD: usize = 2_000;
+    let db = db::<S>(8);
+    let stop = AtomicBool::new(false);
+    let mut cursor = Cursor::new();
+    let (mut union, mut conflicts) = (Entries::new(), BTreeSet::new());
+    std::thread::scope(|s| {
+        let workers: Vec<_> = (0..THREADS)
+            .map(|t| {
+                let db = &db;
+                s.spawn(move || {
+                    for i in 0..PER_THREAD {
+                        let name = common::name(t % 2, i); // shared by pairs
+                                                           // An NC may be closed at the moment: try the next.
+                        let _ = db
+                            .intern((t + i) % 8, &name)
+                            .or_else(|_| db.intern((t + i + 1) % 8, &name));
+                    }
+                })
+            })
+            .collect();
+        let db = &db;
+        let closer = s.spawn(|| {
+            let mut nc = 0;
+            while !stop.load(Ordering::Relaxed) {
+                db.close_nc(nc % 8).unwrap();
+                std::thread::yield_now();
+                db.open_nc(nc % 8).unwrap();
+                nc += 3;
+            }
+        });
+        while !workers.iter().all(|w| w.is_finished()) {
+            let delta = db.delta(&mut cursor);
+            for (id, bytes) in &delta {
+                assert_eq!(db.id_of(bytes), id, "an entry arrives whole");
+            }
+            absorb(&mut union, &mut conflicts, &delta);
+        }
+        stop.store(true, Ordering::Relaxed);
+        closer.join().unwrap();
+    });
+    absorb(&mut union, &mut conflicts, &db.delta(&mut cursor));
+    let snapshot = db.snapshot();
+    assert_eq!(union, entries(&snapshot));
+    assert!(conflicts.is_empty() && snapshot.conflicts().is_empty());
+}
+
+for_each_strategy!(
+    first_delta_is_the_snapshot,
+    deltas_add_up_to_the_snapshot,
+    new_conflicts_are_reported_once,
+    closed_nc_catches_up_after_reopening,
+    stale_cursor_starts_over,
+    deltas_while_interning_and_closing,
+);

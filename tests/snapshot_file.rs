@@ -1,0 +1,292 @@
+//! Snapshot files: round trips, atomic saves, merges, and every kind of bad
+//! file (each an error naming the problem and its offset, never a panic).
+
+use std::fs;
+use std::path::PathBuf;
+
+use interned_string_db::{Config, Conflict, InternedStringDb, LoadError, LoadProblem, Snapshot};
+
+/// A directory of its own under the target directory, emptied.
+fn scratch(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("snapshot_file-{name}"));
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Entries on several NCs, non-UTF-8 bytes, and conflicts of both kinds.
+fn sample() -> Snapshot {
+    let db: InternedStringDb = InternedStringDb::with_config(Config::new().ncs(4));
+    for i in 0..300 {
+        db.intern(i % 4, &format!("model_{}/layer_{i}", i % 5))
+            .unwrap();
+    }
+    db.intern_bytes(2, &[0xff, 0xfe, 0]).unwrap();
+    db.register(1, 7, b"seven").unwrap();
+    db.register(3, 7, b"sept").unwrap();
+    db.register(1, 7, b"siete").unwrap();
+    let snapshot = db.snapshot();
+    assert_eq!(snapshot.conflicts().len(), 2);
+    snapshot
+}
+
+fn encoded(snapshot: &Snapshot) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    snapshot.write_to(&mut bytes).unwrap();
+    bytes
+}
+
+fn read_err(bytes: &[u8]) -> LoadError {
+    Snapshot::read_from(bytes).expect_err("a bad file was read")
+}
+
+/// A file whose sections are as given, with correct checksums: to reach the
+/// checks behind them.
+fn forge(header_counts: [u64; 4], entries: &[u8], conflicts: &[u8]) -> Vec<u8> {
+    let mut header = Vec::new();
+    header.extend_from_slice(b"ISDBSNAP");
+    header.extend_from_slice(&1u32.to_le_bytes());
+    header.extend_from_slice(&0u32.to_le_bytes());
+    for count in header_counts {
+        header.extend_from_slice(&count.to_le_bytes());
+    }
+    header.extend_from_slice(&[0; 12]);
+    let mut file = Vec::new();
+    for section in [&header[..], entries, conflicts] {
+        file.extend_from_slice(section);
+        file.extend_from_slice(&crc32fast::hash(section).to_le_bytes());
+    }
+    file
+}
+
+fn record(id: u64, len: u64) -> Vec<u8> {
+    [id.to_le_bytes(), len.to_le_bytes()].concat()
+}
+
+#[test]
+fn round_trip_through_a_stream_and_a_file() {
+    let snapshot = sample();
+    let bytes = encoded(&snapshot);
+    assert_eq!(Snapshot::read_from(&bytes[..]).unwrap(), snapshot);
+    let dir = scratch("round-trip");
+    let path = dir.join("dict.isdb");
+    snapshot.save(&path).unwrap();
+    assert_eq!(Snapshot::load(&path).unwrap(), snapshot);
+    assert_eq!(
+        fs::read(&path).unwrap(),
+        bytes,
+        "save writes what write_to does"
+    );
+    let empty = Snapshot::default();
+    assert_eq!(Snapshot::read_from(&encoded(&empty)[..]).unwrap(), empty);
+}
+
+#[test]
+fn save_replaces_atomically_and_leaves_no_temporary() {
+    let dir = scratch("atomic");
+    let path = dir.join("dict.isdb");
+    Snapshot::default().save(&path).unwrap();
+    let snapshot = sample();
+    snapshot.save(&path).unwrap();
+    assert_eq!(Snapshot::load(&path).unwrap(), snapshot);
+    let names: Vec<_> = fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, ["dict.isdb"], "no temporary file is left");
+    // Into a directory that does not exist: an error, nothing created.
+    assert!(snapshot.save(dir.join("missing/dict.isdb")).is_err());
+    // Over a directory: the rename fails, and the temporary is removed.
+    fs::create_dir(dir.join("a-directory")).unwrap();
+    assert!(snapshot.save(dir.join("a-directory")).is_err());
+    let mut names: Vec<_> = fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["a-directory", "dict.isdb"]);
+}
+
+#[test]
+fn every_truncation_is_an_error() {
+    let bytes = encoded(&sample());
+    for len in 0..bytes.len() {
+        let err = read_err(&bytes[..len]);
+        assert!(
+            matches!(err.problem(), LoadProblem::Truncated(_)),
+            "cut at {len}: {err}"
+        );
+        assert!(err.offset() <= len as u64, "cut at {len}: {err}");
+    }
+}
+
+#[test]
+fn every_corrupted_byte_is_an_error() {
+    let bytes = encoded(&sample());
+    for at in 0..bytes.len() {
+        let mut bad = bytes.clone();
+        bad[at] ^= 0x20;
+        let err = read_err(&bad);
+        assert!(!err.to_string().is_empty());
+        match at {
+            0..=7 => assert!(
+                matches!(err.problem(), LoadProblem::BadMagic),
+                "{at}: {err}"
+            ),
+            8..=11 => assert!(
+                matches!(err.problem(), LoadProblem::UnsupportedVersion(_)),
+                "{at}: {err}"
+            ),
+            _ => {} // a checksum, or a count that no longer fits the data
+        }
+    }
+}
+
+#[test]
+fn magic_version_flags_and_trailing_bytes() {
+    let good = encoded(&sample());
+    let err = read_err(b"PK\x03\x04 definitely a zip file, not a snapshot.........");
+    assert!(matches!(err.problem(), LoadProblem::BadMagic) && err.offset() == 0);
+    let mut v2 = good.clone();
+    v2[8] = 2;
+    let err = read_err(&v2);
+    assert!(matches!(err.problem(), LoadProblem::UnsupportedVersion(2)));
+    assert_eq!(err.offset(), 8);
+    assert!(err.to_string().contains("version 2"), "{err}");
+    let mut flagged = forge([0; 4], &[], &[]);
+    flagged[12] = 1;
+    let header_crc = crc32fast::hash(&flagged[..60]);
+    flagged[60..64].copy_from_slice(&header_crc.to_le_bytes());
+    let err = read_err(&flagged);
+    assert!(matches!(err.problem(), LoadProblem::UnknownFlags) && err.offset() == 12);
+    let mut trailing = good.clone();
+    trailing.push(0);
+    let err = read_err(&trailing);
+    assert!(matches!(err.problem(), LoadProblem::TrailingBytes));
+    assert_eq!(err.offset(), good.len() as u64);
+}
+
+#[test]
+fn checksum_errors_name_the_section_and_offset() {
+    let mut bad = encoded(&Snapshot::default());
+    bad[65] ^= 1; // inside the (empty) entries section's checksum
+    let err = read_err(&bad);
+    assert!(
+        matches!(
+            err.problem(),
+            LoadProblem::ChecksumMismatch {
+                section: "entries",
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert_eq!(err.offset(), 64);
+    assert!(err
+        .to_string()
+        .starts_with("at byte 64: the entries section is corrupt"));
+}
+
+#[test]
+fn absurd_counts_allocate_nothing_and_fail() {
+    // Claims 2^60 entries of 2^62 bytes: a reader that reserved for the
+    // claim would abort the process here.
+    let file = forge([1 << 60, 1 << 62, 1 << 59, 0], &[], &[]);
+    let err = read_err(&file);
+    assert!(matches!(err.problem(), LoadProblem::Truncated(_)), "{err}");
+    assert_eq!(
+        err.offset(),
+        72,
+        "the first record's id is read, not its length"
+    );
+    let dir = scratch("absurd");
+    let path = dir.join("absurd.isdb");
+    fs::write(&path, &file).unwrap();
+    let err = Snapshot::load(&path).unwrap_err();
+    assert!(
+        matches!(err.problem(), LoadProblem::CountsExceedFile { .. }),
+        "{err}"
+    );
+    assert_eq!(err.offset(), 16);
+    let err = Snapshot::load(dir.join("missing.isdb")).unwrap_err();
+    assert!(matches!(err.problem(), LoadProblem::Io(_)) && err.offset() == 0);
+}
+
+#[test]
+fn contents_must_follow_the_rules() {
+    // Ids out of order.
+    let entries = [record(5, 1), record(3, 1), b"ab".to_vec()].concat();
+    let err = read_err(&forge([2, 2, 0, 0], &entries, &[]));
+    assert!(matches!(err.problem(), LoadProblem::Unsorted(3)) && err.offset() == 80);
+    // A repeated id.
+    let entries = [record(5, 1), record(5, 1), b"ab".to_vec()].concat();
+    assert!(matches!(
+        read_err(&forge([2, 2, 0, 0], &entries, &[])).problem(),
+        LoadProblem::Unsorted(5)
+    ));
+    // Lengths that overrun, or fall short of, the string bytes.
+    for (lens, total) in [([1, 5], 2), ([1, 0], 2), ([u64::MAX, 2], 2)] {
+        let entries = [record(1, lens[0]), record(2, lens[1]), b"ab".to_vec()].concat();
+        let err = read_err(&forge([2, total, 0, 0], &entries, &[]));
+        assert!(
+            matches!(err.problem(), LoadProblem::LengthsDisagree),
+            "{err}"
+        );
+    }
+    // A conflict whose kept bytes are not the entry's.
+    let entries = [record(1, 1), b"a".to_vec()].concat();
+    let conflict = [1u64.to_le_bytes(), 1u64.to_le_bytes(), 1u64.to_le_bytes()].concat();
+    let conflicts = [conflict.clone(), b"zy".to_vec()].concat();
+    let err = read_err(&forge([1, 1, 1, 0], &entries, &conflicts));
+    assert!(
+        matches!(err.problem(), LoadProblem::BadConflict(1)),
+        "{err}"
+    );
+    // Kept equal to rejected.
+    let conflicts = [conflict, b"aa".to_vec()].concat();
+    assert!(matches!(
+        read_err(&forge([1, 1, 1, 0], &entries, &conflicts)).problem(),
+        LoadProblem::BadConflict(1)
+    ));
+}
+
+#[test]
+fn merge_keeps_the_first_input_and_reports_conflicts() {
+    let host = |names: &[&str]| {
+        let db: InternedStringDb = InternedStringDb::with_config(Config::new().ncs(2));
+        for (i, name) in names.iter().enumerate() {
+            db.intern(i % 2, name).unwrap();
+        }
+        db.snapshot()
+    };
+    let a = host(&["shared", "only a"]);
+    let b = host(&["shared", "only b"]);
+    let narrowed: InternedStringDb =
+        InternedStringDb::with_config(Config::new().ncs(1).narrow_id_mask_for_tests(0));
+    narrowed.intern(0, "one").unwrap();
+    let c = narrowed.snapshot(); // id 1 = "one"
+    let mut d_db: InternedStringDb =
+        InternedStringDb::with_config(Config::new().ncs(1).narrow_id_mask_for_tests(0));
+    d_db.intern(0, "uno").unwrap();
+    d_db.intern(0, "eins").unwrap(); // d's own conflict
+    let d = d_db.snapshot();
+    d_db.reset();
+
+    let merged = Snapshot::merge([&a, &b, &c, &d]);
+    assert_eq!(merged.len(), 4);
+    assert_eq!(merged.get_str(1), Some("one"), "the first input's bytes");
+    for name in ["shared", "only a", "only b"] {
+        assert_eq!(
+            merged.get_str(interned_string_db::get_id(name.as_bytes())),
+            Some(name)
+        );
+    }
+    let conflict = |rejected: &str| Conflict {
+        id: 1,
+        kept: b"one"[..].into(),
+        rejected: rejected.as_bytes().into(),
+    };
+    assert_eq!(merged.conflicts(), &[conflict("eins"), conflict("uno")]);
+    assert_eq!(Snapshot::merge([&a]), a);
+    assert_eq!(Snapshot::merge([]), Snapshot::default());
+}
