@@ -121,39 +121,53 @@ fn rwlock_same_and_different() {
     same_and_different::<RwLockStrategy>();
 }
 
-/// Two threads intern one string whose bucket is full: one inserts it into a
-/// new overflow bucket (linked with release) and splits the bucket, moving
-/// it on; the other probes the chain lock-free meanwhile. Both get its id,
-/// it is stored once.
-#[test]
-fn optimistic_hit_races_overflow_and_split() {
-    // All three in bucket 0 of a 2-bucket index; the racing one has bit 1
-    // set, so the split after its insert moves it to bucket 2.
-    let mut names = names_where("o", 2, 2, |h| h % 4 == 0);
-    names.extend(names_where("r", 2, 1, |h| h % 4 == 2));
+/// Interns `stored` in one NC, then two threads intern `racing`: one inserts
+/// it while the other probes the index lock-free. Both get its id, exactly
+/// one inserts it, and everything is stored once.
+fn race_to_insert(stored: &[String], racing: &str) {
+    let (stored, racing) = (stored.to_vec(), racing.to_string());
     loom::model(move || {
         let db = db::<OptimisticStrategy>(1);
-        db.intern(0, &names[0]).unwrap();
-        db.intern(0, &names[1]).unwrap();
-        let racing: Vec<_> = (0..2)
+        for name in &stored {
+            db.intern(0, name).unwrap();
+        }
+        let threads: Vec<_> = (0..2)
             .map(|_| {
-                let (db, name) = (Arc::clone(&db), names[2].clone());
+                let (db, name) = (Arc::clone(&db), racing.clone());
                 spawn(move || db.intern_with_outcome(0, name.as_bytes()).unwrap())
             })
             .collect();
-        let outcomes: Vec<_> = racing.into_iter().map(|t| t.join().unwrap()).collect();
-        let id = get_id(names[2].as_bytes());
+        let outcomes: Vec<_> = threads.into_iter().map(|t| t.join().unwrap()).collect();
+        let id = get_id(racing.as_bytes());
         assert!(outcomes.iter().all(|&(got, _)| got == id), "{outcomes:?}");
         let inserted = outcomes
             .iter()
             .filter(|(_, o)| *o == Registered::Inserted)
             .count();
         assert_eq!(inserted, 1, "{outcomes:?}");
-        assert_eq!(db.nc_len(0), 3);
-        for name in &names {
+        assert_eq!(db.nc_len(0), stored.len() + 1);
+        for name in stored.iter().chain([&racing]) {
             assert_eq!(db.intern(0, name), Ok(get_id(name.as_bytes())));
         }
     });
+}
+
+/// A hit races the insert of its string into an index that exists, so the
+/// slot word's release is the only edge from the record to the reader (the
+/// first insert of a shard also publishes the index's directory).
+#[test]
+fn optimistic_hit_races_insert() {
+    race_to_insert(&["z".to_string()], "a");
+}
+
+/// A hit races the insert of its string into a full bucket: a new overflow
+/// bucket, linked with release, then a split that moves the string on.
+#[test]
+fn optimistic_hit_races_overflow_and_split() {
+    // All three in bucket 0 of a 2-bucket index; the racing one has bit 1
+    // set, so the split after its insert moves it to bucket 2.
+    let stored = names_where("o", 2, 2, |h| h % 4 == 0);
+    race_to_insert(&stored, &names_where("r", 2, 1, |h| h % 4 == 2)[0]);
 }
 
 /// A by-bytes reader (the hit path: `intern` of a stored string) races an
@@ -197,28 +211,31 @@ fn optimistic_hit_races_split_and_growth() {
 
 /// The pipelined batch lookup (`intern_batch`: bucket prefetch, first
 /// candidate, compare) races the first insert, which builds the index, and
-/// the second, which splits it into a new segment.
+/// the second, which splits it into a new segment, where the batch's name
+/// goes.
 #[test]
 fn optimistic_batch_races_first_inserts() {
-    loom::model(|| {
+    let first = names_where("f", 2, 1, |_| true).remove(0);
+    let second = names_where("s", 2, 1, |h| h % 2 == 1).remove(0);
+    loom::model(move || {
         let db = db::<OptimisticStrategy>(1);
         let writer = {
-            let db = Arc::clone(&db);
+            let (db, first, second) = (Arc::clone(&db), first.clone(), second.clone());
             spawn(move || {
-                db.intern(0, "a").unwrap();
-                db.intern(0, "b").unwrap();
+                db.intern(0, &first).unwrap();
+                db.intern(0, &second).unwrap();
             })
         };
         let batch = {
-            let db = Arc::clone(&db);
+            let (db, second) = (Arc::clone(&db), second.clone());
             spawn(move || {
-                let mut ids = [0; 2];
-                db.intern_batch(0, &["b", "a"], &mut ids).unwrap();
-                ids
+                let mut ids = [0];
+                db.intern_batch(0, &[second], &mut ids).unwrap();
+                ids[0]
             })
         };
         writer.join().unwrap();
-        assert_eq!(batch.join().unwrap(), [get_id(b"b"), get_id(b"a")]);
+        assert_eq!(batch.join().unwrap(), get_id(second.as_bytes()));
         assert_eq!(db.nc_len(0), 2);
     });
 }
