@@ -25,11 +25,12 @@ export LOOM_MAX_PREEMPTIONS="${LOOM_MAX_PREEMPTIONS-2}"
 export CARGO_PROFILE_RELEASE_INCREMENTAL=true
 started=$SECONDS
 
-# A fresh copy of the worktree's files (tracked and new, not ignored).
+# A fresh copy of the worktree's files (tracked and new, not ignored),
+# with fresh times: a build left by an earlier run must not look current.
 rm -rf "$tree"
 mkdir -p "$tree"
 (cd "$repo" && git ls-files -z --cached --others --exclude-standard) \
-    | (cd "$repo" && xargs -0 tar -cf - --) | tar -C "$tree" -xf -
+    | (cd "$repo" && xargs -0 tar -cf - --) | tar -C "$tree" -xmf -
 
 build() {
     (cd "$tree" && cargo test --release -p loom-tests --test models --no-run \

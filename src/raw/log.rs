@@ -26,6 +26,10 @@
 //! a record only through an **acquire** load of one of these, so the record
 //! and the directory entry of its slab are visible to them. A walk reads the
 //! published end with acquire and visits the records before it.
+//!
+//! In loom builds the writer also writes the record's witness (see
+//! `witness`) between writing and publishing it, and a reader reads the
+//! witness before the record, so that the models check this protocol.
 
 use core::ptr::NonNull;
 
