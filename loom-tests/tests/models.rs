@@ -1,5 +1,15 @@
 //! Loom models: run with `loom-tests/run.sh`.
+//!
+//! Every racing role runs in a spawned thread; the model's main thread only
+//! sets up (before any spawn) and checks (after every join). In loom builds a
+//! log slab holds 40 bytes, a bucket 2 slot words, a segment 1 bucket, and
+//! the by-bytes index splits a bucket on every insert past the first, so
+//! small models cross slabs, grow both directories, overflow and split.
 #![cfg(interner_loom)]
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::hash::BuildHasher;
 
 use interned_string_db::{
     get_id, Config, Error, InternedStringDb, OptimisticStrategy, Registered, RwLockStrategy,
@@ -10,7 +20,15 @@ use loom::sync::Arc;
 use loom::thread;
 
 fn db<S: Strategy>(ncs: usize) -> Arc<InternedStringDb<S>> {
-    Arc::new(InternedStringDb::with_config(Config::new().ncs(ncs)))
+    with_config(Config::new().ncs(ncs))
+}
+
+fn with_config<S: Strategy>(config: Config) -> Arc<InternedStringDb<S>> {
+    Arc::new(InternedStringDb::with_config(config))
+}
+
+fn spawn<T: 'static>(f: impl FnOnce() -> T + 'static) -> thread::JoinHandle<T> {
+    thread::spawn(f)
 }
 
 /// What a reader may see of `s` while it is being inserted: nothing, or all
@@ -25,9 +43,38 @@ fn check_visible<S: Strategy>(db: &InternedStringDb<S>, nc: usize, s: &str) {
     }
 }
 
+/// The hash that places `name` in the optimistic shard's by-bytes index in
+/// loom builds (`src/raw/shard.rs`: `foldhash::fast::FixedState`).
+fn placement(name: &str) -> u64 {
+    foldhash::fast::FixedState::default().hash_one(name.as_bytes())
+}
+
+/// The first `count` names `{prefix}{i}`, padded with `.` to `len` bytes,
+/// whose placement satisfies `wanted` (distinct by construction).
+fn names_where(
+    prefix: &str,
+    len: usize,
+    count: usize,
+    wanted: impl Fn(u64) -> bool,
+) -> Vec<String> {
+    (0..)
+        .map(|i| format!("{prefix}{i:.<width$}", width = len - prefix.len()))
+        .filter(|name| wanted(placement(name)))
+        .take(count)
+        .collect()
+}
+
+/// A record of a 25-byte name takes 34 of a slab's 40 bytes: one per slab.
+const SLAB_FILLING: usize = 25;
+
+// ---------------------------------------------------------------------------
+// Inserts racing inserts and hits.
+
 /// Two threads insert the same string and one string each into one shard:
 /// exactly one insert of the shared string wins, nothing is duplicated or
-/// lost, and a racing reader never sees a half-written entry.
+/// lost, and a racing reader never sees a half-written entry. For the
+/// optimistic strategy the first insert builds the by-bytes index while the
+/// other thread probes it.
 fn same_and_different<S: Strategy>() {
     loom::model(|| {
         let db = db::<S>(1);
@@ -35,7 +82,7 @@ fn same_and_different<S: Strategy>() {
             .into_iter()
             .map(|(own, other)| {
                 let db = Arc::clone(&db);
-                thread::spawn(move || {
+                spawn(move || {
                     let shared = db.intern_with_outcome(0, b"a").unwrap().1;
                     // Races the other thread's insert of `other`.
                     check_visible(&db, 0, other);
@@ -74,38 +121,178 @@ fn rwlock_same_and_different() {
     same_and_different::<RwLockStrategy>();
 }
 
-/// A reader, in a thread of its own, races an insert that splits a bucket
-/// of the by-bytes index: the hit path returns the right id for every entry
-/// that was there before (a split may hide one from the lock-free probe,
-/// and the locked re-check then finds it), and sees the new entry whole or
-/// not at all.
-#[test]
-fn optimistic_reader_races_growth() {
-    loom::model(|| {
-        // In loom builds a bucket holds 2 words, a segment 1 bucket, and the
-        // table splits past 1 entry per bucket: every insert splits.
+/// Interns `stored` in one NC, then two threads intern `racing`: one inserts
+/// it while the other probes the index lock-free. Both get its id, exactly
+/// one inserts it, and everything is stored once.
+fn race_to_insert(stored: &[String], racing: &str) {
+    let (stored, racing) = (stored.to_vec(), racing.to_string());
+    loom::model(move || {
         let db = db::<OptimisticStrategy>(1);
-        let before = ["k0", "k1"];
-        for s in before {
-            db.intern(0, s).unwrap();
+        for name in &stored {
+            db.intern(0, name).unwrap();
+        }
+        let threads: Vec<_> = (0..2)
+            .map(|_| {
+                let (db, name) = (Arc::clone(&db), racing.clone());
+                spawn(move || db.intern_with_outcome(0, name.as_bytes()).unwrap())
+            })
+            .collect();
+        let outcomes: Vec<_> = threads.into_iter().map(|t| t.join().unwrap()).collect();
+        let id = get_id(racing.as_bytes());
+        assert!(outcomes.iter().all(|&(got, _)| got == id), "{outcomes:?}");
+        let inserted = outcomes
+            .iter()
+            .filter(|(_, o)| *o == Registered::Inserted)
+            .count();
+        assert_eq!(inserted, 1, "{outcomes:?}");
+        assert_eq!(db.nc_len(0), stored.len() + 1);
+        for name in stored.iter().chain([&racing]) {
+            assert_eq!(db.intern(0, name), Ok(get_id(name.as_bytes())));
+        }
+    });
+}
+
+/// A hit races the insert of its string into an index that exists, so the
+/// slot word's release is the only edge from the record to the reader (the
+/// first insert of a shard also publishes the index's directory).
+#[test]
+fn optimistic_hit_races_insert() {
+    race_to_insert(&["z".to_string()], "a");
+}
+
+/// A hit races the insert of its string into a full bucket: a new overflow
+/// bucket, linked with release, then a split that moves the string on.
+#[test]
+fn optimistic_hit_races_overflow_and_split() {
+    // All three in bucket 0 of a 2-bucket index; the racing one has bit 1
+    // set, so the split after its insert moves it to bucket 2.
+    let stored = names_where("o", 2, 2, |h| h % 4 == 0);
+    race_to_insert(&stored, &names_where("r", 2, 1, |h| h % 4 == 2)[0]);
+}
+
+/// A by-bytes reader (the hit path: `intern` of a stored string) races an
+/// insert that opens a new log slab, grows the slab directory, splits the
+/// bucket holding the reader's string (moving it) and grows the index's
+/// segment directory. Every hit returns the right id (a split may hide the
+/// string from the lock-free probe; the locked re-check then finds it).
+#[test]
+fn optimistic_hit_races_split_and_growth() {
+    // After 4 inserts the index has 4 buckets and a full segment directory,
+    // and the log 4 full slabs in a full directory. The 5th insert splits
+    // bucket 0 into bucket 4: `moving` (placed at 4 mod 8) goes there.
+    let moving = names_where("m", SLAB_FILLING, 1, |h| h % 8 == 4);
+    let staying = names_where("s", SLAB_FILLING, 3, |h| h % 8 != 4);
+    let new = names_where("n", SLAB_FILLING, 1, |_| true);
+    loom::model(move || {
+        let db = db::<OptimisticStrategy>(1);
+        for name in staying.iter().chain(&moving) {
+            db.intern(0, name).unwrap();
         }
         let writer = {
-            let db = Arc::clone(&db);
-            thread::spawn(move || db.intern(0, "grows").unwrap())
+            let (db, name) = (Arc::clone(&db), new[0].clone());
+            spawn(move || db.intern(0, &name).unwrap())
         };
         let reader = {
-            let db = Arc::clone(&db);
-            thread::spawn(move || {
-                for s in before {
-                    assert_eq!(db.intern(0, s), Ok(get_id(s.as_bytes())), "{s} lost");
+            let (db, moving, staying) = (Arc::clone(&db), moving[0].clone(), staying[0].clone());
+            spawn(move || {
+                for name in [moving, staying] {
+                    assert_eq!(db.intern(0, &name), Ok(get_id(name.as_bytes())), "{name}");
                 }
-                check_visible(&db, 0, "grows");
+            })
+        };
+        assert_eq!(writer.join().unwrap(), get_id(new[0].as_bytes()));
+        reader.join().unwrap();
+        assert_eq!(db.nc_len(0), 5);
+        for name in staying.iter().chain(&moving).chain(&new) {
+            assert_eq!(db.lookup(0, name), Some(get_id(name.as_bytes())), "{name}");
+        }
+    });
+}
+
+/// The pipelined batch lookup (`intern_batch`: bucket prefetch, first
+/// candidate, compare) races the first insert, which builds the index, and
+/// the second, which splits it into a new segment, where the batch's name
+/// goes.
+#[test]
+fn optimistic_batch_races_first_inserts() {
+    let first = names_where("f", 2, 1, |_| true).remove(0);
+    let second = names_where("s", 2, 1, |h| h % 2 == 1).remove(0);
+    loom::model(move || {
+        let db = db::<OptimisticStrategy>(1);
+        let writer = {
+            let (db, first, second) = (Arc::clone(&db), first.clone(), second.clone());
+            spawn(move || {
+                db.intern(0, &first).unwrap();
+                db.intern(0, &second).unwrap();
+            })
+        };
+        let batch = {
+            let (db, second) = (Arc::clone(&db), second.clone());
+            spawn(move || {
+                let mut ids = [0];
+                db.intern_batch(0, &[second], &mut ids).unwrap();
+                ids[0]
             })
         };
         writer.join().unwrap();
-        reader.join().unwrap();
-        assert_eq!(db.lookup(0, "grows"), Some(get_id(b"grows")));
-        assert_eq!(db.nc_len(0), 3);
+        assert_eq!(batch.join().unwrap(), get_id(second.as_bytes()));
+        assert_eq!(db.nc_len(0), 2);
+    });
+}
+
+// ---------------------------------------------------------------------------
+// Walks.
+
+/// A walk (`snapshot`) races inserts that open a new slab, grow the slab
+/// directory, then cross into another new slab. The walk holds everything
+/// interned before it began, and of the racing inserts a prefix in
+/// insertion order, each whole.
+#[test]
+fn optimistic_walk_races_slab_growth() {
+    let before = names_where("w", SLAB_FILLING, 4, |_| true);
+    // A long one (a 5th slab, which grows the directory), then a short one
+    // that does not fit after it (a 6th slab).
+    let racing = [
+        names_where("l", SLAB_FILLING, 1, |_| true).remove(0),
+        "x".to_string(),
+    ];
+    loom::model(move || {
+        let db = db::<OptimisticStrategy>(1);
+        for name in &before {
+            db.intern(0, name).unwrap();
+        }
+        let writer = {
+            let (db, racing) = (Arc::clone(&db), racing.clone());
+            spawn(move || {
+                for name in &racing {
+                    db.intern(0, name).unwrap();
+                }
+            })
+        };
+        let walker = {
+            let db = Arc::clone(&db);
+            spawn(move || db.snapshot())
+        };
+        writer.join().unwrap();
+        let snapshot = walker.join().unwrap();
+        for name in &before {
+            assert_eq!(snapshot.get_str(get_id(name.as_bytes())), Some(&name[..]));
+        }
+        let seen: Vec<bool> = racing
+            .iter()
+            .map(|name| match snapshot.get_str(get_id(name.as_bytes())) {
+                Some(got) => {
+                    assert_eq!(got, name, "a half-written entry was walked");
+                    true
+                }
+                None => false,
+            })
+            .collect();
+        assert!(seen[0] || !seen[1], "the walk skipped an entry: {seen:?}");
+        assert_eq!(
+            snapshot.len(),
+            before.len() + seen.iter().filter(|&&s| s).count()
+        );
     });
 }
 
@@ -119,7 +306,7 @@ fn snapshot_races_intern_and_close<S: Strategy>() {
         let a_done = Arc::new(AtomicBool::new(false));
         let interner = {
             let (db, a_done) = (Arc::clone(&db), Arc::clone(&a_done));
-            thread::spawn(move || {
+            spawn(move || {
                 db.intern(0, "a").unwrap();
                 a_done.store(true, Ordering::Release);
                 db.intern(1, "b")
@@ -127,16 +314,22 @@ fn snapshot_races_intern_and_close<S: Strategy>() {
         };
         let closer = {
             let db = Arc::clone(&db);
-            thread::spawn(move || db.close_nc(1).unwrap())
+            spawn(move || db.close_nc(1).unwrap())
         };
-        let a_was_done = a_done.load(Ordering::Acquire);
-        let snapshot = db.snapshot();
-        if a_was_done {
-            assert_eq!(snapshot.get_str(get_id(b"a")), Some("a"));
-        }
-        assert!(snapshot.len() <= 2);
+        let snapshotter = {
+            let (db, a_done) = (Arc::clone(&db), Arc::clone(&a_done));
+            spawn(move || {
+                let a_was_done = a_done.load(Ordering::Acquire);
+                let snapshot = db.snapshot();
+                if a_was_done {
+                    assert_eq!(snapshot.get_str(get_id(b"a")), Some("a"));
+                }
+                assert!(snapshot.len() <= 2);
+            })
+        };
         let b = interner.join().unwrap();
         closer.join().unwrap();
+        snapshotter.join().unwrap();
         assert!(matches!(b, Ok(_) | Err(Error::NcClosed { nc: 1 })), "{b:?}");
         let after = db.snapshot();
         assert_eq!(after.get_str(get_id(b"a")), Some("a"));
@@ -156,6 +349,167 @@ fn rwlock_snapshot_races_intern_and_close() {
     snapshot_races_intern_and_close::<RwLockStrategy>();
 }
 
+// ---------------------------------------------------------------------------
+// Close and open.
+
+/// A thread that sees an NC closed sees everything that happened before the
+/// close: here, the insert its closer made just before.
+fn closed_shows_what_preceded<S: Strategy>() {
+    loom::model(|| {
+        let db = db::<S>(1);
+        let closer = {
+            let db = Arc::clone(&db);
+            spawn(move || {
+                db.intern(0, "a").unwrap();
+                db.close_nc(0).unwrap();
+            })
+        };
+        let observer = {
+            let db = Arc::clone(&db);
+            spawn(move || {
+                if db.is_open(0) == Ok(false) {
+                    assert_eq!((db.nc_len(0), db.nc_bytes(0)), (1, 1));
+                }
+            })
+        };
+        closer.join().unwrap();
+        observer.join().unwrap();
+    });
+}
+
+#[test]
+fn optimistic_closed_shows_what_preceded() {
+    closed_shows_what_preceded::<OptimisticStrategy>();
+}
+
+#[test]
+fn rwlock_closed_shows_what_preceded() {
+    closed_shows_what_preceded::<RwLockStrategy>();
+}
+
+/// A close races the conflict path (an intern of a string whose id another
+/// string holds; the test-only id mask gives every string id 1) and a hit of
+/// the kept string. The conflict is recorded if and only if its intern
+/// succeeded; after the close every intern is refused; the kept string stays.
+fn close_races_conflict<S: Strategy>() {
+    loom::model(|| {
+        let db = with_config::<S>(Config::new().ncs(1).narrow_id_mask_for_tests(0));
+        assert_eq!(db.intern(0, "a"), Ok(1));
+        let conflicting = {
+            let db = Arc::clone(&db);
+            spawn(move || db.intern_with_outcome(0, b"b"))
+        };
+        let closer = {
+            let db = Arc::clone(&db);
+            spawn(move || db.close_nc(0).unwrap())
+        };
+        let hit = {
+            let db = Arc::clone(&db);
+            spawn(move || db.intern(0, "a"))
+        };
+        let outcome = conflicting.join().unwrap();
+        closer.join().unwrap();
+        let hit = hit.join().unwrap();
+        assert!(
+            matches!(hit, Ok(1) | Err(Error::NcClosed { nc: 0 })),
+            "{hit:?}"
+        );
+        match outcome {
+            Ok((1, Registered::Conflict)) => assert_eq!(db.conflict_count(), 1),
+            Err(Error::NcClosed { nc: 0 }) => assert_eq!(db.conflict_count(), 0),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(db.intern(0, "c"), Err(Error::NcClosed { nc: 0 }));
+        assert_eq!(db.nc_len(0), 1);
+        db.open_nc(0).unwrap();
+        assert_eq!(db.resolve(0, 1).as_deref(), Some(&b"a"[..]));
+    });
+}
+
+#[test]
+fn optimistic_close_races_conflict() {
+    close_races_conflict::<OptimisticStrategy>();
+}
+
+#[test]
+fn rwlock_close_races_conflict() {
+    close_races_conflict::<RwLockStrategy>();
+}
+
+/// Fails every allocation aligned to 64 bytes or more (the by-bytes index's
+/// buckets) while armed on the current OS thread, which runs every thread
+/// of a loom model.
+struct FailingAligned;
+
+thread_local! {
+    static ARMED: Cell<bool> = const { Cell::new(false) };
+    static FAILED: Cell<usize> = const { Cell::new(0) };
+}
+
+// SAFETY: forwards to `System`, or returns null (a refusal) without
+// allocating.
+unsafe impl GlobalAlloc for FailingAligned {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        if layout.align() >= 64 && ARMED.try_with(Cell::get).unwrap_or(false) {
+            FAILED.with(|f| f.set(f.get() + 1));
+            return std::ptr::null_mut();
+        }
+        // SAFETY: the caller's layout, forwarded.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: allocated by `System` above.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: FailingAligned = FailingAligned;
+
+/// A promotion (an intern finding, under the lock, an entry stored under its
+/// hash that is not in the by-bytes index, and indexing it) races a close and
+/// a hit. The only way to such an entry is an index that could not allocate
+/// when it was stored: the model fails the index's first allocation.
+#[test]
+fn optimistic_close_races_promotion() {
+    loom::model(|| {
+        let db = db::<OptimisticStrategy>(1);
+        let id = get_id(b"p");
+        FAILED.with(|f| f.set(0));
+        ARMED.with(|a| a.set(true));
+        let stored = db.register(0, id, b"p");
+        ARMED.with(|a| a.set(false));
+        assert_eq!(stored, Ok(Registered::Inserted));
+        assert!(FAILED.with(Cell::get) > 0, "the index was built after all");
+        let promoter = {
+            let db = Arc::clone(&db);
+            spawn(move || db.intern(0, "p"))
+        };
+        let closer = {
+            let db = Arc::clone(&db);
+            spawn(move || db.close_nc(0).unwrap())
+        };
+        let hit = {
+            let db = Arc::clone(&db);
+            spawn(move || db.intern(0, "p"))
+        };
+        for t in [promoter, hit] {
+            let got = t.join().unwrap();
+            assert!(
+                got == Ok(id) || got == Err(Error::NcClosed { nc: 0 }),
+                "{got:?}"
+            );
+        }
+        closer.join().unwrap();
+        assert_eq!(db.intern(0, "p"), Err(Error::NcClosed { nc: 0 }));
+        db.open_nc(0).unwrap();
+        assert_eq!(db.intern(0, "p"), Ok(id));
+        assert_eq!(db.nc_len(0), 1);
+        assert_eq!(db.snapshot().len(), 1);
+    });
+}
+
 /// The reference's lock nesting: interns take an NC's write lock, a merge
 /// takes the global read lock then each NC's read lock, and open/close take
 /// the global write lock then the NC's write lock. Loom fails the model on
@@ -166,47 +520,25 @@ fn rwlock_lock_nesting_does_not_deadlock() {
         let db = db::<RwLockStrategy>(2);
         let interner = {
             let db = Arc::clone(&db);
-            thread::spawn(move || {
+            spawn(move || {
                 let _ = db.intern(1, "x");
                 db.intern(0, "y").unwrap();
             })
         };
         let toggler = {
             let db = Arc::clone(&db);
-            thread::spawn(move || {
+            spawn(move || {
                 db.close_nc(1).unwrap();
                 db.open_nc(1).unwrap();
             })
         };
-        let snapshot = db.snapshot();
-        assert!(snapshot.len() <= 2);
+        let merger = {
+            let db = Arc::clone(&db);
+            spawn(move || assert!(db.snapshot().len() <= 2))
+        };
         interner.join().unwrap();
         toggler.join().unwrap();
+        merger.join().unwrap();
         assert!(db.snapshot().contains(get_id(b"y")));
-    });
-}
-
-/// An entry registered with a caller's id that is the hash is promoted into
-/// the by-bytes index by the first intern that finds it; two interns race to
-/// do it while a reader looks it up. Nothing is duplicated and every answer
-/// is the id.
-#[test]
-fn optimistic_promotion_races_interns() {
-    loom::model(|| {
-        let db = db::<OptimisticStrategy>(1);
-        let id = get_id(b"p");
-        assert_eq!(db.register(0, id, b"p"), Ok(Registered::Inserted));
-        let interns: Vec<_> = (0..2)
-            .map(|_| {
-                let db = Arc::clone(&db);
-                thread::spawn(move || db.intern(0, "p").unwrap())
-            })
-            .collect();
-        check_visible(&db, 0, "p");
-        for t in interns {
-            assert_eq!(t.join().unwrap(), id);
-        }
-        assert_eq!(db.nc_len(0), 1);
-        assert_eq!(db.snapshot().len(), 1);
     });
 }

@@ -26,11 +26,16 @@
 //! a record only through an **acquire** load of one of these, so the record
 //! and the directory entry of its slab are visible to them. A walk reads the
 //! published end with acquire and visits the records before it.
+//!
+//! In loom builds the writer also writes the record's witness (see
+//! `witness`) between writing and publishing it, and a reader reads the
+//! witness before the record, so that the models check this protocol.
 
 use core::ptr::NonNull;
 
 use super::alloc::RawBlock;
 use super::record::{self, Entry};
+use super::witness::{Link, Witnesses};
 use crate::sync::{AtomicPtr, AtomicU32, AtomicUsize, Ordering};
 
 /// The size of a slab. Small in loom models, so that they cross slabs.
@@ -82,9 +87,16 @@ impl Ref {
     }
 }
 
-/// The slab directory: a base pointer and the bytes used per slab.
+/// A slab's entry in the directory: its base pointer, and in loom builds
+/// the link to its witnesses (see `witness`; nothing in other builds).
+struct SlabEntry {
+    base: AtomicPtr<u8>,
+    witnesses: Link,
+}
+
+/// The slab directory: an entry and the bytes used per slab.
 struct SlabDir {
-    base: Box<[AtomicPtr<u8>]>,
+    slabs: Box<[SlabEntry]>,
     /// Bytes of records in each slab, final once the writer has moved past
     /// it (a walk reads it only for such slabs).
     used: Box<[AtomicUsize]>,
@@ -92,24 +104,36 @@ struct SlabDir {
 
 impl SlabDir {
     fn try_new(capacity: usize) -> Option<Box<SlabDir>> {
-        let mut base = Vec::new();
-        base.try_reserve_exact(capacity).ok()?;
-        base.extend((0..capacity).map(|_| AtomicPtr::new(core::ptr::null_mut())));
+        let mut slabs = Vec::new();
+        slabs.try_reserve_exact(capacity).ok()?;
+        slabs.extend((0..capacity).map(|_| SlabEntry {
+            base: AtomicPtr::new(core::ptr::null_mut()),
+            witnesses: Link::new(),
+        }));
         let mut used = Vec::new();
         used.try_reserve_exact(capacity).ok()?;
         used.extend((0..capacity).map(|_| AtomicUsize::new(0)));
         Some(Box::new(SlabDir {
-            base: base.into_boxed_slice(),
+            slabs: slabs.into_boxed_slice(),
             used: used.into_boxed_slice(),
         }))
     }
 }
 
+/// A slab, owned by the writer.
+struct Slab {
+    block: RawBlock,
+    /// Empty outside loom builds. Never read here: held for the directory
+    /// entries that link to it.
+    #[allow(dead_code)]
+    witnesses: Witnesses,
+}
+
 /// What only the writer touches.
 #[derive(Default)]
 pub(crate) struct LogWriter {
-    /// Every slab, in order (the directory's base pointers, owned).
-    slabs: Vec<RawBlock>,
+    /// Every slab, in order (what the directory's entries point to, owned).
+    slabs: Vec<Slab>,
     /// Directories replaced by bigger ones; readers may still hold them.
     retired_dirs: Vec<NonNull<SlabDir>>,
     /// Where the next record goes in the newest slab, if it is open.
@@ -156,7 +180,9 @@ impl Log {
     #[inline]
     pub(crate) unsafe fn entry(&self, at: Ref) -> Entry<'_> {
         let dir = self.dir().expect("a published record has a directory");
-        let base = dir.base[at.slab()].load(Ordering::Relaxed);
+        let slab = &dir.slabs[at.slab()];
+        slab.witnesses.read(at.offset());
+        let base = slab.base.load(Ordering::Relaxed);
         // SAFETY: the slab holds the record at that offset, complete and
         // immutable, and lives until `&mut Log` (the caller's contract and
         // the module's protocol). The pointer keeps the slab's provenance.
@@ -168,7 +194,8 @@ impl Log {
     #[inline]
     pub(crate) fn record_addr(&self, at: Ref) -> *const u8 {
         self.dir().map_or(core::ptr::null(), |dir| {
-            dir.base[at.slab()]
+            dir.slabs[at.slab()]
+                .base
                 .load(Ordering::Relaxed)
                 .wrapping_add(at.offset())
                 .cast_const()
@@ -198,9 +225,11 @@ impl Log {
             } else {
                 dir.used[slab].load(Ordering::Relaxed)
             };
-            let base = dir.base[slab].load(Ordering::Relaxed);
+            let entry = &dir.slabs[slab];
+            let base = entry.base.load(Ordering::Relaxed);
             let mut offset = at.offset();
             while offset < stop {
+                entry.witnesses.read(offset);
                 // SAFETY: every record before the published end is complete
                 // (acquired through `end`), and records are packed from the
                 // slab's start to `stop`, so `offset` is a record's start.
@@ -222,12 +251,13 @@ impl Log {
             Some(offset) if size <= SLAB_BYTES - offset => (writer.slabs.len() - 1, offset),
             _ => (self.new_slab(writer, size.max(SLAB_BYTES))?, 0),
         };
-        let base = writer.slabs[slab].ptr();
+        let base = writer.slabs[slab].block.ptr();
         // SAFETY: the slab has `size` free bytes at `offset`, unpublished, so
         // no reader looks at them.
         unsafe { record::write(NonNull::new_unchecked(base.as_ptr().add(offset)), id, bytes) };
         let next = offset + size;
         let dir = self.dir().expect("a slab was made, so a directory exists");
+        dir.slabs[slab].witnesses.wrote(offset);
         dir.used[slab].store(next, Ordering::Relaxed);
         writer.tail = (next < SLAB_BYTES).then_some(next);
         Some(Ref::new(slab, offset))
@@ -254,7 +284,7 @@ impl Log {
         writer.retired_dirs.try_reserve(1).ok()?;
         let dir_ptr = self.dir.load(Ordering::Relaxed);
         // SAFETY: as in `dir`; the writer is the only one replacing it.
-        let capacity = unsafe { dir_ptr.as_ref() }.map_or(0, |d| d.base.len());
+        let capacity = unsafe { dir_ptr.as_ref() }.map_or(0, |d| d.slabs.len());
         let new_dir = if slab == capacity {
             Some(SlabDir::try_new((capacity * 2).max(4))?)
         } else {
@@ -263,10 +293,15 @@ impl Log {
         let block = RawBlock::alloc(size, 1)?;
         if let Some(new_dir) = new_dir {
             for (i, old) in writer.slabs.iter().enumerate() {
-                new_dir.base[i].store(old.ptr().as_ptr(), Ordering::Relaxed);
                 // SAFETY: `dir_ptr` is live (see above) and holds `slab`
                 // entries.
-                let used = unsafe { &*dir_ptr }.used[i].load(Ordering::Relaxed);
+                let old_dir = unsafe { &*dir_ptr };
+                let entry = &new_dir.slabs[i];
+                entry
+                    .base
+                    .store(old.block.ptr().as_ptr(), Ordering::Relaxed);
+                entry.witnesses.copy_from(&old_dir.slabs[i].witnesses);
+                let used = old_dir.used[i].load(Ordering::Relaxed);
                 new_dir.used[i].store(used, Ordering::Relaxed);
             }
             // Publishes the copied entries with the directory.
@@ -276,10 +311,14 @@ impl Log {
             }
         }
         let dir = self.dir().expect("just made");
+        let witnesses = Witnesses::new();
+        dir.slabs[slab].witnesses.set(&witnesses);
         // Relaxed: a reader reaches this slab only through a record published
         // later with release.
-        dir.base[slab].store(block.ptr().as_ptr(), Ordering::Relaxed);
-        writer.slabs.push(block);
+        dir.slabs[slab]
+            .base
+            .store(block.ptr().as_ptr(), Ordering::Relaxed);
+        writer.slabs.push(Slab { block, witnesses });
         writer.tail = None;
         Some(slab)
     }

@@ -6,7 +6,9 @@
 //!   without a lock;
 //! * [`table`]: the by-bytes index that hits read without a lock, grown by
 //!   linear hashing;
-//! * [`shard`]: the three together with the writer lock and the by-id map.
+//! * [`shard`]: the three together with the writer lock and the by-id map;
+//! * [`witness`]: in loom builds only, loom-tracked cells standing in for
+//!   the records' bytes, so that the models see their publication.
 //!
 //! The safe API this module exports is small: [`RawShard`] finds entries by
 //! their bytes with acquire loads only, walks them without a lock, and does
@@ -20,6 +22,7 @@ mod log;
 mod record;
 mod shard;
 mod table;
+mod witness;
 
 pub(crate) use self::record::Entry;
 pub(crate) use self::shard::{bytes_eq, RawShard};

@@ -55,11 +55,12 @@ const SEGMENT_BUCKETS: usize = 64;
 #[cfg(interner_loom)]
 const SEGMENT_BUCKETS: usize = 1;
 
-/// Entries per bucket, on average, before a split.
+/// Entries per bucket, on average, before a split. One in loom models, so
+/// that every insert past the first splits.
 #[cfg(not(interner_loom))]
 pub(crate) const LOAD: usize = 5;
 #[cfg(interner_loom)]
-pub(crate) const LOAD: usize = 5;
+pub(crate) const LOAD: usize = 1;
 
 /// Buckets split in one go, so that the shape (on the line every hit reads)
 /// is written once per this many splits.
@@ -205,8 +206,13 @@ impl Table {
     /// The bucket `index` under a directory the caller acquired after the
     /// shape that made `index` valid.
     #[inline]
+    // Segments hold one bucket in loom builds.
+    #[cfg_attr(interner_loom, allow(clippy::modulo_one))]
     fn bucket(dir: &SegmentDir, index: usize) -> &Bucket {
         let segment = dir.segments[index / SEGMENT_BUCKETS].load(Ordering::Relaxed);
+        // In loom models, a missing edge to the segment's store shows here
+        // (loom may return the directory's initial null) as a clean failure.
+        assert!(cfg!(not(interner_loom)) || !segment.is_null());
         // SAFETY: a bucket index below the shape's count has its segment in
         // every directory published since that shape (the segment and the
         // directory were stored before the shape's release), and a segment
@@ -307,11 +313,15 @@ impl Table {
             unsafe { dir.as_ref() }.segments[at].store(segment.as_ptr(), Ordering::Relaxed);
             writer.segments.push(segment);
         }
-        // Publishes the directory, its segments and the shape.
+        // Publishes the directory and its segments.
         self.dir.store(dir.as_ptr(), Ordering::Release);
         let level = buckets.trailing_zeros();
+        // Relaxed: this shape publishes nothing the directory's release did
+        // not. A reader loads the shape, then the directory with acquire; with
+        // a null directory it returns at once, and any directory it can see is
+        // this one or a later one, which holds every bucket of this shape.
         self.shape
-            .store(Shape { level, split: 0 }.pack(), Ordering::Release);
+            .store(Shape { level, split: 0 }.pack(), Ordering::Relaxed);
         Ok(())
     }
 
