@@ -87,7 +87,9 @@ fn hits(c: &mut Criterion) {
             sequence: &sequence,
         };
         for name in subjects::ALL {
-            subjects::with_subject(name, 256, &mut visitor);
+            if !subjects::skips_vocabulary(name, names.len()) {
+                subjects::with_subject(name, 256, &mut visitor);
+            }
         }
         group.finish();
     }

@@ -263,6 +263,11 @@ fn main() {
                     if subjects::skips_misses(subject) && workload == Workload::MissHeavy {
                         continue;
                     }
+                    if workload == Workload::HitHeavy
+                        && subjects::skips_vocabulary(subject, vocabulary.names.len())
+                    {
+                        continue;
+                    }
                     cells.push(Cell {
                         subject: subject.clone(),
                         threads,
