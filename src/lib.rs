@@ -103,13 +103,13 @@
 //!
 //! # Performance
 //!
-//! On vocabularies that fit in cache (10,000 names of 20 to 60 bytes), a hit
-//! of the optimistic strategy costs about as much as bare [`get_id`] on the
-//! same strings. On real vocabularies of 10^5 names that do not (file paths,
-//! symbol names), a hit reads a bucket line and the stored entry, often
-//! both cache misses, and costs more than `get_id`;
-//! [`intern_batch`](InternedStringDb::intern_batch) overlaps those misses
-//! across names. Memory is about 36 to 46 bytes per entry beyond the strings.
+//! A hit of the optimistic strategy reads a bucket line and the stored entry
+//! (it compares every byte); measured on a 2-core VM it costs 1.2× to 1.5×
+//! bare [`get_id`] on names that fit in cache and 1.5× to 2.2× on real
+//! vocabularies of 10^5 names (file paths, symbol names), where those reads
+//! miss the cache. [`intern_batch`](InternedStringDb::intern_batch) overlaps
+//! the misses across names: 1.0× to 1.2× `get_id` there. Memory is 36 to 46
+//! bytes per entry beyond the strings.
 //! `docs/benchmarks.md` has the measured figures, peers side by side, and
 //! how to measure on your machine (`cargo bench`, and the contention harness
 //! `cargo run --release -p perf`). Per-thread contention is counted

@@ -14,7 +14,7 @@ use crate::raw::{Entry, RawShard};
 /// (the common case on a trace-emission path), `intern` takes no lock, does
 /// no atomic read-modify-write and stores nothing to shared memory: it is a
 /// fast hash of the bytes, a few acquire loads, and one compare of length and
-/// bytes, returning the stored id. Cheaper than computing the id itself.
+/// bytes, returning the stored id: no SipHash.
 ///
 /// Misses take the NC's writer lock, re-check, and append the string to the
 /// NC's log of fixed-size slabs. The by-bytes index grows one bucket at a
