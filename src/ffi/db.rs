@@ -7,6 +7,7 @@ use std::ffi::c_char;
 use super::shard::InternedDataShard;
 use super::{guard, log_error, required_str, status, NRT_STATUS};
 use crate::db::{Config, InternedStringDb};
+use crate::snapshot::Snapshot;
 
 /// A db of N NCs (the default strategy). Opaque to C.
 pub struct NrtInternedStringDb {
@@ -196,18 +197,32 @@ pub unsafe extern "C" fn nrt_interned_string_db_snapshot(
             log_error(format_args!("{NAME}: out_shard is NULL"));
             return NRT_STATUS::NRT_INVALID;
         }
-        let snapshot = db.snapshot();
-        let mut shard = InternedDataShard::new();
-        for (id, bytes) in &snapshot {
-            let stored = status(NAME, shard.db.register(0, id, bytes));
-            if stored != NRT_STATUS::NRT_SUCCESS {
-                return stored;
-            }
-        }
-        shard.merged_conflicts = snapshot.conflicts().to_vec();
-        shard.merged_conflicts_dropped = snapshot.conflicts_dropped();
         // SAFETY: non-NULL and writable (the caller's contract).
-        unsafe { *out_shard = Box::into_raw(Box::new(shard)) };
-        NRT_STATUS::NRT_SUCCESS
+        unsafe { export_to_shard(NAME, &db.snapshot(), out_shard) }
     })
+}
+
+/// Copies `snapshot` into a new shard (the reference's export flow) and
+/// stores it in `*out_shard`.
+///
+/// # Safety
+///
+/// `out_shard` is non-NULL and writable.
+pub(super) unsafe fn export_to_shard(
+    function: &str,
+    snapshot: &Snapshot,
+    out_shard: *mut *mut InternedDataShard,
+) -> NRT_STATUS {
+    let mut shard = InternedDataShard::new();
+    for (id, bytes) in snapshot {
+        let stored = status(function, shard.db.register(0, id, bytes));
+        if stored != NRT_STATUS::NRT_SUCCESS {
+            return stored;
+        }
+    }
+    shard.merged_conflicts = snapshot.conflicts().to_vec();
+    shard.merged_conflicts_dropped = snapshot.conflicts_dropped();
+    // SAFETY: the caller's contract.
+    unsafe { *out_shard = Box::into_raw(Box::new(shard)) };
+    NRT_STATUS::NRT_SUCCESS
 }

@@ -4,9 +4,9 @@
 
 use std::ffi::c_char;
 
-use super::db::{live, NrtInternedStringDb};
+use super::db::{export_to_shard, live, NrtInternedStringDb};
 use super::shard::InternedDataShard;
-use super::{guard, required_str, status, NRT_STATUS};
+use super::{guard, required_str, NRT_STATUS};
 use crate::snapshot::Cursor;
 
 /// What a sequence of deltas has delivered (see `Cursor`). Opaque to C.
@@ -98,18 +98,8 @@ pub unsafe extern "C" fn nrt_interned_string_db_delta(
             log::error!("{NAME}: out_shard is NULL");
             return NRT_STATUS::NRT_INVALID;
         }
-        let delta = db.delta(cursor);
-        let mut shard = InternedDataShard::new();
-        for (id, bytes) in &delta {
-            let stored = status(NAME, shard.db.register(0, id, bytes));
-            if stored != NRT_STATUS::NRT_SUCCESS {
-                return stored;
-            }
-        }
-        shard.merged_conflicts = delta.conflicts().to_vec();
         // SAFETY: non-NULL and writable (the caller's contract).
-        unsafe { *out_shard = Box::into_raw(Box::new(shard)) };
-        NRT_STATUS::NRT_SUCCESS
+        unsafe { export_to_shard(NAME, &db.delta(cursor), out_shard) }
     })
 }
 

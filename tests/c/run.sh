@@ -11,7 +11,7 @@ mode="${1:-plain}"
 cargo build --release --lib --quiet
 out=target/c
 mkdir -p "$out"
-flags=(-std=c11 -O1 -g -Wall -Wextra -Werror -Iinclude)
+flags=(-std=c11 -O1 -g -Wall -Wextra -Werror -Iinclude -Itests/c)
 libs=(target/release/libinterned_string_db.a -lpthread -ldl -lm)
 runner=()
 case "$mode" in

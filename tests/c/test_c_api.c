@@ -11,18 +11,8 @@
 #include <string.h>
 
 #include "interned_string_db.h"
+#include "check.h"
 
-static int passed, failed;
-
-#define CHECK(cond)                                                        \
-    do {                                                                   \
-        if (cond) {                                                        \
-            passed++;                                                      \
-        } else {                                                           \
-            failed++;                                                      \
-            fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #cond); \
-        }                                                                  \
-    } while (0)
 
 /* Known ids from the reference. */
 static void test_get_id(void) {
