@@ -1,7 +1,7 @@
 //! T threads interning at once (1, 2, 4, 8), hit-heavy and miss-heavy, all
 //! on one NC and each on its own, for every strategy and peer. Each worker
 //! times its own window after a start gate; the measured time is the earliest
-//! start to the latest end (see `shared/notes/benchmarking.md`). The
+//! start to the latest end (`docs/benchmarks.md`, Method). The
 //! contention harness (`cargo run --release -p perf`) covers more thread
 //! counts and reports latency and contention counters.
 

@@ -5,8 +5,7 @@ use dashmap::mapref::entry::Entry;
 use dashmap::DashMap;
 
 use super::imp::{
-    check_cap, compare, try_copy, with_copied_entry, OpenFlag, Refusal, ShardConfig, ShardOps,
-    ShardStats,
+    check_cap, compare, try_copy, OpenFlag, Refusal, ShardConfig, ShardOps, ShardStats,
 };
 use super::{Registered, Strategy};
 use crate::sync::{self, AtomicUsize, Mutex, Ordering};
@@ -105,15 +104,6 @@ impl ShardOps for DashMapStrategy {
 
     fn with_entry<R>(shard: &DashMapShard, id: u64, f: impl FnOnce(&[u8]) -> R) -> Option<R> {
         shard.map.get(&id).map(|stored| f(&stored))
-    }
-
-    /// Copies the bytes out before calling `f`: see `with_copied_entry`.
-    fn with_entry_unlocked<R>(
-        shard: &DashMapShard,
-        id: u64,
-        f: impl FnOnce(&[u8]) -> R,
-    ) -> Option<R> {
-        with_copied_entry::<Self, R>(shard, id, f)
     }
 
     fn visit_since(

@@ -224,16 +224,16 @@ pub(crate) mod imp {
         /// [`with_entry`](Self::with_entry) for a caller's callback, which
         /// may call back into the db, the same NC included (intern, close,
         /// open): `f` runs with no lock of the shard held. The default
-        /// passes `with_entry` through, which is right only for a strategy
-        /// whose `with_entry` takes no lock; the others copy the bytes out
-        /// (or take a reference count) first.
+        /// copies the bytes out first (`with_copied_entry`), which is right
+        /// for every strategy; one whose `with_entry` holds no lock while
+        /// `f` runs, or can take a reference count, overrides it.
         #[inline]
         fn with_entry_unlocked<R>(
             shard: &Self::Shard,
             id: u64,
             f: impl FnOnce(&[u8]) -> R,
         ) -> Option<R> {
-            Self::with_entry(shard, id, f)
+            with_copied_entry::<Self, R>(shard, id, f)
         }
 
         /// If the shard is open, calls `f` on every entry and returns true;

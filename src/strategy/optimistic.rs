@@ -89,6 +89,15 @@ impl ShardOps for OptimisticStrategy {
         shard.raw.find_by_id(id).map(|entry| f(entry.bytes()))
     }
 
+    /// No copy: `with_entry` already calls `f` with no lock held.
+    fn with_entry_unlocked<R>(
+        shard: &OptimisticShard,
+        id: u64,
+        f: impl FnOnce(&[u8]) -> R,
+    ) -> Option<R> {
+        Self::with_entry(shard, id, f)
+    }
+
     fn visit_since(
         shard: &OptimisticShard,
         from: usize,

@@ -5,9 +5,7 @@
 //!
 //! `std::sync::RwLock` on Linux is the futex RwLock the reference describes.
 
-use super::imp::{
-    check_cap, compare, try_copy, with_copied_entry, Refusal, ShardConfig, ShardOps, ShardStats,
-};
+use super::imp::{check_cap, compare, try_copy, Refusal, ShardConfig, ShardOps, ShardStats};
 use super::{Registered, Strategy};
 use crate::sync::{self, RwLock};
 
@@ -89,15 +87,6 @@ impl ShardOps for RwLockStrategy {
 
     fn with_entry<R>(shard: &RwLockShard, id: u64, f: impl FnOnce(&[u8]) -> R) -> Option<R> {
         sync::read(&shard.inner).map.get(&id).map(|b| f(b))
-    }
-
-    /// Copies the bytes out before calling `f`: see `with_copied_entry`.
-    fn with_entry_unlocked<R>(
-        shard: &RwLockShard,
-        id: u64,
-        f: impl FnOnce(&[u8]) -> R,
-    ) -> Option<R> {
-        with_copied_entry::<Self, R>(shard, id, f)
     }
 
     fn visit_since(
