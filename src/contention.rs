@@ -7,6 +7,8 @@
 //! uncontended lock pays nothing, and measuring adds no shared cache line
 //! traffic (a shared counter would create the very contention it measures).
 //! The optimistic strategy's hit path takes no lock, so it never counts.
+//! Lock-free code counts its failed compare-and-swaps instead
+//! ([`record_cas_retry`]).
 //!
 //! ```
 //! use interned_string_db::contention;
@@ -26,18 +28,22 @@ pub struct Contention {
     pub failed_try_locks: u64,
     /// Nanoseconds spent blocked in those acquisitions.
     pub lock_wait_ns: u64,
+    /// Compare-and-swap attempts that failed because another thread changed
+    /// the word first (the cost a lock-free insert pays instead of waiting).
+    pub cas_retries: u64,
 }
 
 impl core::ops::AddAssign for Contention {
     fn add_assign(&mut self, other: Contention) {
         self.failed_try_locks += other.failed_try_locks;
         self.lock_wait_ns += other.lock_wait_ns;
+        self.cas_retries += other.cas_retries;
     }
 }
 
 thread_local! {
     static COUNTERS: Cell<Contention> = const {
-        Cell::new(Contention { failed_try_locks: 0, lock_wait_ns: 0 })
+        Cell::new(Contention { failed_try_locks: 0, lock_wait_ns: 0, cas_retries: 0 })
     };
 }
 
@@ -66,4 +72,15 @@ pub fn record_blocked<T>(acquire: impl FnOnce() -> T) -> T {
         c.set(now);
     });
     guard
+}
+
+/// Counts one failed compare-and-swap on this thread. Called only on the
+/// failure branch, so a CAS that succeeds first time pays nothing.
+#[inline]
+pub fn record_cas_retry() {
+    COUNTERS.with(|c| {
+        let mut now = c.get();
+        now.cas_retries += 1;
+        c.set(now);
+    });
 }

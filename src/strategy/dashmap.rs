@@ -5,7 +5,7 @@ use dashmap::mapref::entry::Entry;
 use dashmap::DashMap;
 
 use super::imp::{
-    check_cap, compare, try_copy, OpenFlag, Refusal, ShardConfig, ShardOps, ShardStats,
+    compare, reserve_bytes, try_copy, OpenFlag, Refusal, ShardConfig, ShardOps, ShardStats,
 };
 use super::{Registered, Strategy};
 use crate::sync::{self, AtomicUsize, Mutex, Ordering};
@@ -82,17 +82,7 @@ impl ShardOps for DashMapStrategy {
                     order.try_reserve(1).map_err(|_| Refusal::OutOfMemory)?;
                     // Reserve the bytes against the cap atomically: the
                     // map's internal shards do not serialise all inserts.
-                    shard
-                        .bytes
-                        .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |used| {
-                            check_cap(used, shard.byte_cap, bytes.len())
-                                .ok()
-                                .map(|()| used + bytes.len())
-                        })
-                        .map_err(|used| Refusal::CapReached {
-                            used,
-                            cap: shard.byte_cap,
-                        })?;
+                    reserve_bytes(&shard.bytes, shard.byte_cap, bytes.len())?;
                     slot.insert(owned);
                     order.push(id);
                     return Ok(Registered::Inserted);

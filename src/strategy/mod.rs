@@ -76,7 +76,7 @@ pub(crate) mod imp {
         OutOfMemory,
     }
 
-    use crate::sync::{AtomicBool, Ordering};
+    use crate::sync::{AtomicBool, AtomicUsize, Ordering};
 
     /// What registering `bytes` found when the shard already stores `stored`
     /// under the id: the same string, or a conflict reported through
@@ -148,6 +148,30 @@ pub(crate) mod imp {
             return Err(Refusal::CapReached { used, cap });
         }
         Ok(())
+    }
+
+    /// Reserves `needed` bytes of `cap` on a shared counter of bytes used,
+    /// for strategies whose inserts are not serialised by one lock. Counts
+    /// each failed compare-and-swap in this thread's contention counters.
+    #[cfg_attr(interner_loom, allow(dead_code))] // its users are not in loom builds
+    pub fn reserve_bytes(used: &AtomicUsize, cap: usize, needed: usize) -> Result<(), Refusal> {
+        let mut current = used.load(Ordering::Relaxed);
+        loop {
+            check_cap(current, cap, needed)?;
+            // Relaxed: the counter only bounds the total; it orders nothing.
+            match used.compare_exchange(
+                current,
+                current + needed,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return Ok(()),
+                Err(now) => {
+                    crate::contention::record_cas_retry();
+                    current = now;
+                }
+            }
+        }
     }
 
     /// [`ShardOps::with_entry_unlocked`] for a strategy whose `with_entry`
