@@ -106,7 +106,7 @@ fn contention(c: &mut Criterion) {
                 c.benchmark_group(format!("contention/{}/{placement}", workload.label()));
             for &threads in THREADS {
                 group.throughput(Throughput::Elements((threads * OPS) as u64));
-                for &name in subjects::ALL {
+                for name in subjects::all() {
                     if (own_nc && !subjects::every_placement(name))
                         || (workload == Workload::MissHeavy && subjects::skips_misses(name))
                     {

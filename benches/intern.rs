@@ -86,7 +86,7 @@ fn hits(c: &mut Criterion) {
             names,
             sequence: &sequence,
         };
-        for name in subjects::ALL {
+        for name in subjects::all() {
             if !subjects::skips_vocabulary(name, names.len()) {
                 subjects::with_subject(name, 256, &mut visitor);
             }
@@ -100,7 +100,7 @@ fn hits(c: &mut Criterion) {
 fn misses(c: &mut Criterion) {
     let mut group = c.benchmark_group("intern/miss");
     group.throughput(Throughput::Elements(OPS as u64));
-    for &name in subjects::ALL {
+    for name in subjects::all() {
         if subjects::skips_misses(name) {
             continue; // quadratic to fill (arc-swap), or never empty (ustr)
         }

@@ -145,6 +145,10 @@ pub use pin::NcHandle;
 pub use snapshot::{Cursor, Iter, LoadError, LoadProblem, Snapshot};
 #[cfg(not(interner_loom))]
 pub use static_name::StaticName;
+#[cfg(all(feature = "parking-lot", not(interner_loom)))]
+pub use strategy::ParkingLotStrategy;
+#[cfg(all(feature = "sharded-lock", not(interner_loom)))]
+pub use strategy::ShardedLockStrategy;
 #[cfg(not(interner_loom))]
 pub use strategy::{ArcSwapStrategy, DashMapStrategy};
 pub use strategy::{DefaultStrategy, OptimisticStrategy, Registered, RwLockStrategy, Strategy};

@@ -34,6 +34,19 @@ pub(crate) use std::{
     thread::yield_now,
 };
 
+/// Crossbeam's reader-scalable lock, for the `sharded-lock` strategy. Loom
+/// does not model it, so that strategy is not in loom builds.
+#[cfg(all(feature = "sharded-lock", not(interner_loom)))]
+pub(crate) use crossbeam_utils::sync::{ShardedLock, ShardedLockReadGuard, ShardedLockWriteGuard};
+
+/// `parking_lot`'s RwLock, for the `parking-lot` strategy (not in loom
+/// builds either).
+#[cfg(all(feature = "parking-lot", not(interner_loom)))]
+pub(crate) use parking_lot::{
+    RwLock as ParkingLotRwLock, RwLockReadGuard as ParkingLotReadGuard,
+    RwLockWriteGuard as ParkingLotWriteGuard,
+};
+
 /// `OnceLock` for the process-global instance. Loom has none, and the global
 /// instance is not part of any loom model.
 #[cfg(not(interner_loom))]
@@ -102,6 +115,33 @@ pub(crate) fn read<T>(lock: &RwLock<T>) -> RwLockReadGuard<'_, T> {
 /// Takes a write lock, recovering from poisoning (see [`read`]).
 pub(crate) fn write<T>(lock: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
     acquire(|| lock.try_write(), || lock.write())
+}
+
+/// Takes a `ShardedLock` for read, counted and recovered as [`read`].
+#[cfg(all(feature = "sharded-lock", not(interner_loom)))]
+pub(crate) fn read_sharded<T>(lock: &ShardedLock<T>) -> ShardedLockReadGuard<'_, T> {
+    acquire(|| lock.try_read(), || lock.read())
+}
+
+/// Takes a `ShardedLock` for write, counted and recovered as [`read`].
+#[cfg(all(feature = "sharded-lock", not(interner_loom)))]
+pub(crate) fn write_sharded<T>(lock: &ShardedLock<T>) -> ShardedLockWriteGuard<'_, T> {
+    acquire(|| lock.try_write(), || lock.write())
+}
+
+/// Takes a `parking_lot` RwLock for read, counting a failed try as
+/// [`read`] does (`parking_lot` has no poisoning).
+#[cfg(all(feature = "parking-lot", not(interner_loom)))]
+pub(crate) fn read_parking_lot<T>(lock: &ParkingLotRwLock<T>) -> ParkingLotReadGuard<'_, T> {
+    lock.try_read()
+        .unwrap_or_else(|| crate::contention::record_blocked(|| lock.read()))
+}
+
+/// Takes a `parking_lot` RwLock for write (see [`read_parking_lot`]).
+#[cfg(all(feature = "parking-lot", not(interner_loom)))]
+pub(crate) fn write_parking_lot<T>(lock: &ParkingLotRwLock<T>) -> ParkingLotWriteGuard<'_, T> {
+    lock.try_write()
+        .unwrap_or_else(|| crate::contention::record_blocked(|| lock.write()))
 }
 
 /// Takes a mutex, recovering from poisoning (see [`read`]).

@@ -125,19 +125,15 @@ fn collisions_20k<S: Strategy>() {
     collisions_are_recorded_once::<S>(20_000);
 }
 
-for_each_strategy!(collisions_20k, cap_reached_mid_stream);
-
-/// The figure, 10^5 strings: slow in debug, so run in release by
-/// `.ci/run` with the stress tests.
-mod at_scale {
-    use super::*;
-
-    #[test]
-    #[ignore = "long: run in release by .ci/run"]
-    fn collisions_100k_every_strategy() {
-        collisions_are_recorded_once::<interned_string_db::OptimisticStrategy>(100_000);
-        collisions_are_recorded_once::<interned_string_db::RwLockStrategy>(100_000);
-        collisions_are_recorded_once::<interned_string_db::DashMapStrategy>(100_000);
-        collisions_are_recorded_once::<interned_string_db::ArcSwapStrategy>(100_000);
-    }
+/// 10^5 strings: slow in debug, so run in release by `.ci/run` with the
+/// stress tests.
+fn collisions_100k<S: Strategy>() {
+    collisions_are_recorded_once::<S>(100_000);
 }
+
+for_each_strategy!(
+    collisions_20k,
+    cap_reached_mid_stream,
+    #[ignore = "long: run in release by .ci/run"]
+    collisions_100k,
+);

@@ -6,14 +6,13 @@
 //! up as a 900-byte "leak" on a loaded machine. Everything the db does here
 //! happens on the test's thread.
 
+mod common;
+
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::sync::atomic::{AtomicIsize, Ordering};
 
-use interned_string_db::{
-    ArcSwapStrategy, Config, DashMapStrategy, InternedStringDb, OptimisticStrategy, Registered,
-    RwLockStrategy, Strategy, DEFAULT_CONFLICT_BUDGET,
-};
+use interned_string_db::{Config, InternedStringDb, Registered, Strategy, DEFAULT_CONFLICT_BUDGET};
 
 struct Counting;
 
@@ -113,13 +112,9 @@ fn frees_everything<S: Strategy>() {
     assert_eq!(live(), baseline, "{}: drop after reset leaked", S::NAME);
 }
 
-#[test]
-fn drop_and_reset_free_every_byte() {
+fn drop_and_reset_free_every_byte<S: Strategy>() {
     let _turn = count_this_thread();
-    frees_everything::<RwLockStrategy>();
-    frees_everything::<OptimisticStrategy>();
-    frees_everything::<DashMapStrategy>();
-    frees_everything::<ArcSwapStrategy>();
+    frees_everything::<S>();
 }
 
 /// The case: an NC capped at 4,096 bytes, 20,000 `register` calls
@@ -166,14 +161,10 @@ fn conflict_log_stays_within_its_budget<S: Strategy>(len: usize) {
     assert_eq!(snapshot.conflicts_dropped(), db.conflicts_dropped());
 }
 
-#[test]
-fn conflict_log_is_bounded() {
+fn conflict_log_is_bounded<S: Strategy>() {
     let _turn = count_this_thread();
     for len in [2000, 8] {
-        conflict_log_stays_within_its_budget::<RwLockStrategy>(len);
-        conflict_log_stays_within_its_budget::<OptimisticStrategy>(len);
-        conflict_log_stays_within_its_budget::<DashMapStrategy>(len);
-        conflict_log_stays_within_its_budget::<ArcSwapStrategy>(len);
+        conflict_log_stays_within_its_budget::<S>(len);
     }
 }
 
@@ -199,9 +190,13 @@ fn snapshot_is_strings_and_16_bytes_an_entry<S: Strategy>() {
     );
 }
 
-#[test]
-fn snapshot_memory_is_bounded() {
+fn snapshot_memory_is_bounded<S: Strategy>() {
     let _turn = count_this_thread();
-    snapshot_is_strings_and_16_bytes_an_entry::<OptimisticStrategy>();
-    snapshot_is_strings_and_16_bytes_an_entry::<RwLockStrategy>();
+    snapshot_is_strings_and_16_bytes_an_entry::<S>();
 }
+
+for_each_strategy!(
+    drop_and_reset_free_every_byte,
+    conflict_log_is_bounded,
+    snapshot_memory_is_bounded,
+);

@@ -26,26 +26,24 @@ fn op() -> impl Strategy<Value = Op> {
     ]
 }
 
-proptest! {
-    #![proptest_config(ProptestConfig::with_cases(512))]
+/// One property per strategy, named after its module.
+macro_rules! agrees_with_the_model {
+    ({} $($module:ident: $strategy:path,)*) => {
+        $(
+            mod $module {
+                use super::*;
 
-    #[test]
-    fn optimistic_agrees_with_the_model(ops in proptest::collection::vec(op(), 0..60)) {
-        check::<interned_string_db::OptimisticStrategy>(NCS, MASK, &ops).map_err(TestCaseError::fail)?;
-    }
+                proptest! {
+                    #![proptest_config(ProptestConfig::with_cases(512))]
 
-    #[test]
-    fn rwlock_agrees_with_the_model(ops in proptest::collection::vec(op(), 0..60)) {
-        check::<interned_string_db::RwLockStrategy>(NCS, MASK, &ops).map_err(TestCaseError::fail)?;
-    }
-
-    #[test]
-    fn dashmap_agrees_with_the_model(ops in proptest::collection::vec(op(), 0..60)) {
-        check::<interned_string_db::DashMapStrategy>(NCS, MASK, &ops).map_err(TestCaseError::fail)?;
-    }
-
-    #[test]
-    fn arc_swap_agrees_with_the_model(ops in proptest::collection::vec(op(), 0..60)) {
-        check::<interned_string_db::ArcSwapStrategy>(NCS, MASK, &ops).map_err(TestCaseError::fail)?;
-    }
+                    #[test]
+                    fn agrees_with_the_model(ops in proptest::collection::vec(op(), 0..60)) {
+                        check::<$strategy>(NCS, MASK, &ops).map_err(TestCaseError::fail)?;
+                    }
+                }
+            }
+        )*
+    };
 }
+
+interned_string_db::__for_each_strategy!(agrees_with_the_model {});

@@ -232,28 +232,14 @@ fn stress<S: Strategy>(base_ops: usize) -> Figures {
     figures
 }
 
-#[test]
-#[ignore = "long: run in release by .ci/run"]
-fn stress_optimistic() {
-    stress::<interned_string_db::OptimisticStrategy>(8_000);
+/// Each strategy at scale. Copy-on-write (arc-swap) copies an NC's table per
+/// insert: fewer operations there, so that the shared NCs stay small enough
+/// to fill in CI's time.
+fn stress_at_scale<S: Strategy>() {
+    stress::<S>(if S::NAME == "arc-swap" { 300 } else { 8_000 });
 }
 
-#[test]
-#[ignore = "long: run in release by .ci/run"]
-fn stress_rwlock() {
-    stress::<interned_string_db::RwLockStrategy>(8_000);
-}
-
-#[test]
-#[ignore = "long: run in release by .ci/run"]
-fn stress_dashmap() {
-    stress::<interned_string_db::DashMapStrategy>(8_000);
-}
-
-/// Copy-on-write copies an NC's table per insert: fewer operations, so that
-/// the shared NCs stay small enough to fill in CI's time.
-#[test]
-#[ignore = "long: run in release by .ci/run"]
-fn stress_arc_swap() {
-    stress::<interned_string_db::ArcSwapStrategy>(300);
-}
+for_each_strategy!(
+    #[ignore = "long: run in release by .ci/run"]
+    stress_at_scale
+);

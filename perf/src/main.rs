@@ -148,13 +148,13 @@ impl Visitor for Measure<'_> {
 fn main() {
     let args = Args::parse();
     if args.list {
-        for s in subjects::ALL {
+        for s in subjects::all() {
             println!("{s}");
         }
         return;
     }
     let subjects: Vec<String> = if args.subjects.is_empty() {
-        subjects::ALL.iter().map(|s| s.to_string()).collect()
+        subjects::all().into_iter().map(|s| s.to_string()).collect()
     } else {
         args.subjects.clone()
     };
@@ -163,7 +163,7 @@ fn main() {
         std::process::exit(2)
     };
     for s in &subjects {
-        if !subjects::ALL.contains(&s.as_str()) {
+        if !subjects::all().contains(&s.as_str()) {
             fail(&format!("unknown subject {s:?} (see --list)"));
         }
     }

@@ -22,6 +22,7 @@ const COLUMNS: &[&str] = &[
     "max_ns",
     "failed_try_locks",
     "lock_wait_ms",
+    "cas_retries",
     "voluntary_csw",
     "involuntary_csw",
     "ops",
@@ -43,6 +44,7 @@ fn fields(c: &Cell, m: &Measurement, cpus: usize) -> Vec<String> {
         m.latency.max().to_string(),
         m.contention.failed_try_locks.to_string(),
         format!("{:.3}", m.contention.lock_wait_ns as f64 / 1e6),
+        m.contention.cas_retries.to_string(),
         m.switches.voluntary.to_string(),
         m.switches.involuntary.to_string(),
         m.ops.to_string(),
@@ -72,7 +74,7 @@ pub fn print_table(cells: &[Cell]) {
             );
             let _ = writeln!(
                 out,
-                "{:>7}  {:<22} {:>9} {:>10} {:>8} {:>8} {:>9} {:>10} {:>10} {:>9} {:>9}",
+                "{:>7}  {:<22} {:>9} {:>10} {:>8} {:>8} {:>9} {:>10} {:>10} {:>10} {:>9} {:>9}",
                 "threads",
                 "subject",
                 "Mops/s",
@@ -82,6 +84,7 @@ pub fn print_table(cells: &[Cell]) {
                 "p99.9 ns",
                 "try-fails",
                 "wait ms",
+                "cas-retry",
                 "vcsw",
                 "ivcsw"
             );
@@ -89,7 +92,7 @@ pub fn print_table(cells: &[Cell]) {
         let m = c.median();
         let _ = writeln!(
             out,
-            "{:>7}  {:<22} {:>9.2} {:>10.1} {:>8} {:>8} {:>9} {:>10} {:>10.1} {:>9} {:>9}",
+            "{:>7}  {:<22} {:>9.2} {:>10.1} {:>8} {:>8} {:>9} {:>10} {:>10.1} {:>10} {:>9} {:>9}",
             c.threads,
             c.subject,
             m.mops(),
@@ -99,6 +102,7 @@ pub fn print_table(cells: &[Cell]) {
             m.latency.value_at_quantile(0.999),
             m.contention.failed_try_locks,
             m.contention.lock_wait_ns as f64 / 1e6,
+            m.contention.cas_retries,
             m.switches.voluntary,
             m.switches.involuntary,
         );

@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 use std::sync::{Mutex, RwLock};
 
-use interned_string_db::{contention, get_id, Config, InternedStringDb, Strategy};
+use interned_string_db::{contention, get_id, Config, DefaultStrategy, InternedStringDb, Strategy};
 
 /// Something that interns (nc, string) → a key.
 pub trait Subject: Sync {
@@ -190,20 +190,56 @@ impl Subject for UstrPeer {
     }
 }
 
-/// The subjects, by name, in report order.
-pub const ALL: &[&str] = &[
-    "get_id (floor)",
-    "optimistic",
-    "optimistic-batch",
-    "rwlock",
-    "dashmap",
-    "arc-swap",
+/// The floor's name.
+pub const FLOOR: &str = "get_id (floor)";
+
+/// The default strategy fed a batch at a time.
+pub const BATCH: &str = "optimistic-batch";
+
+/// The peers' names, in report order.
+pub const PEERS: &[&str] = &[
     "lasso::ThreadedRodeo",
     "DashMap<id>",
     "RwLock<HashMap<id>>",
     "Mutex<HashMap<id>>",
     "ustr",
 ];
+
+/// Our strategies, from the crate's one list.
+macro_rules! our_strategies {
+    ({} $($module:ident: $strategy:path,)*) => {
+        /// Our strategies' names, in the crate's list order.
+        pub const OURS: &[&str] = &[$(<$strategy as Strategy>::NAME),*];
+
+        /// Visits a fresh db of `ncs` NCs with the strategy called `name`;
+        /// false if no strategy has that name.
+        fn visit_ours(name: &str, ncs: usize, visitor: &mut impl Visitor) -> bool {
+            $(
+                if name == <$strategy as Strategy>::NAME {
+                    visitor.visit(&Db::<$strategy>::new(ncs));
+                    return true;
+                }
+            )*
+            false
+        }
+    };
+}
+
+interned_string_db::__for_each_strategy!(our_strategies {});
+
+/// Every subject, by name, in report order: the floor, ours (the batch
+/// path beside the default strategy), the peers.
+pub fn all() -> Vec<&'static str> {
+    let mut all = vec![FLOOR];
+    for &ours in OURS {
+        all.push(ours);
+        if ours == DefaultStrategy::NAME {
+            all.push(BATCH);
+        }
+    }
+    all.extend_from_slice(PEERS);
+    all
+}
 
 /// Whether a subject is quadratic to fill, and so left out of miss-heavy
 /// runs (a copy-on-write table copies itself on every insert), or cannot be
@@ -223,32 +259,22 @@ pub fn skips_vocabulary(name: &str, names: usize) -> bool {
 /// NC. Peers have one table each. arc-swap is measured on one NC only: warming
 /// 256 NCs copy-on-write copies each NC's table per insert (quadratic per NC).
 pub fn every_placement(name: &str) -> bool {
-    matches!(
-        name,
-        "optimistic" | "optimistic-batch" | "rwlock" | "dashmap"
-    )
+    name == BATCH || (OURS.contains(&name) && name != "arc-swap")
 }
 
 /// Builds the subject called `name` (fresh and empty, except `ustr`, which
 /// is global) with `ncs` NCs, and visits it. Returns false for an unknown
 /// name.
 pub fn with_subject(name: &str, ncs: usize, visitor: &mut impl Visitor) -> bool {
-    use interned_string_db::{
-        ArcSwapStrategy, DashMapStrategy, OptimisticStrategy, RwLockStrategy,
-    };
     match name {
-        "get_id (floor)" => visitor.visit(&GetIdOnly),
-        "optimistic" => visitor.visit(&Db::<OptimisticStrategy>::new(ncs)),
-        "optimistic-batch" => visitor.visit(&DbBatch(Db::<OptimisticStrategy>::new(ncs))),
-        "rwlock" => visitor.visit(&Db::<RwLockStrategy>::new(ncs)),
-        "dashmap" => visitor.visit(&Db::<DashMapStrategy>::new(ncs)),
-        "arc-swap" => visitor.visit(&Db::<ArcSwapStrategy>::new(ncs)),
+        FLOOR => visitor.visit(&GetIdOnly),
+        BATCH => visitor.visit(&DbBatch(Db::<DefaultStrategy>::new(ncs))),
         "lasso::ThreadedRodeo" => visitor.visit(&Lasso(lasso::ThreadedRodeo::new())),
         "DashMap<id>" => visitor.visit(&DashMapPeer(dashmap::DashMap::new())),
         "RwLock<HashMap<id>>" => visitor.visit(&RwLockHashMap::default()),
         "Mutex<HashMap<id>>" => visitor.visit(&MutexHashMap::default()),
         "ustr" => visitor.visit(&UstrPeer),
-        _ => return false,
+        ours => return visit_ours(ours, ncs, visitor),
     }
     true
 }

@@ -10,16 +10,21 @@
 mod arc_swap;
 #[cfg(not(interner_loom))]
 mod dashmap;
+mod list;
+mod locked;
 mod optimistic;
-mod rwlock;
 
 // Not in loom builds: neither crate's synchronisation is modelled by loom.
 #[cfg(not(interner_loom))]
 pub use self::arc_swap::ArcSwapStrategy;
 #[cfg(not(interner_loom))]
 pub use self::dashmap::DashMapStrategy;
+#[cfg(all(feature = "parking-lot", not(interner_loom)))]
+pub use self::locked::ParkingLotStrategy;
+pub use self::locked::RwLockStrategy;
+#[cfg(all(feature = "sharded-lock", not(interner_loom)))]
+pub use self::locked::ShardedLockStrategy;
 pub use self::optimistic::OptimisticStrategy;
-pub use self::rwlock::RwLockStrategy;
 
 /// The strategy [`InternedStringDb`](crate::InternedStringDb) uses unless told
 /// otherwise.

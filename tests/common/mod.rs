@@ -1,30 +1,45 @@
-//! Shared by the integration tests: the list of strategies every behavioural
-//! test runs against.
+//! Shared by the integration tests: every behavioural test runs against
+//! every strategy the crate ships (the crate's one list,
+//! `interned_string_db::__for_each_strategy!`).
 
 #[allow(dead_code)]
 pub mod model;
 
 /// Instantiates each generic test `fn name<S: Strategy>()` once per strategy,
-/// as `strategy_module::name`. Add a strategy here and every behavioural test
-/// runs against it.
+/// as `strategy_module::name`. Attributes written before a name (such as
+/// `#[ignore]`) go on each of its instances.
 #[macro_export]
 macro_rules! for_each_strategy {
-    ($($test:ident),* $(,)?) => {
-        mod rwlock {
-            $(#[test] fn $test() { super::$test::<interned_string_db::RwLockStrategy>(); })*
-        }
-        mod optimistic {
-            $(#[test] fn $test() { super::$test::<interned_string_db::OptimisticStrategy>(); })*
-        }
-        mod dashmap {
-            $(#[test] fn $test() { super::$test::<interned_string_db::DashMapStrategy>(); })*
-        }
-        mod arc_swap {
-            $(#[test] fn $test() { super::$test::<interned_string_db::ArcSwapStrategy>(); })*
-        }
+    ($($tests:tt)*) => {
+        interned_string_db::__for_each_strategy!(__tests_per_strategy { $($tests)* });
     };
 }
 
+/// The callback of [`for_each_strategy`]: one module per strategy.
+#[macro_export]
+macro_rules! __tests_per_strategy {
+    ($tests:tt $($module:ident: $strategy:path,)*) => {
+        $(
+            mod $module {
+                $crate::__tests_for!($strategy, $tests);
+            }
+        )*
+    };
+}
+
+/// One strategy's instances of the tests.
+#[macro_export]
+macro_rules! __tests_for {
+    ($strategy:path, { $($(#[$attr:meta])* $test:ident),* $(,)? }) => {
+        $(
+            $(#[$attr])*
+            #[test]
+            fn $test() {
+                super::$test::<$strategy>();
+            }
+        )*
+    };
+}
 /// A realistic trace name: 20 to 60 bytes.
 #[allow(dead_code)]
 pub fn name(thread: usize, i: usize) -> String {
