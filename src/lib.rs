@@ -48,6 +48,10 @@
 //!   read by the merge, under a global `RwLock` taken for read across the
 //!   merge. The compatibility mode, and the oracle the other strategies are
 //!   tested against: every behavioural test runs against every strategy.
+//! * `ShardedLockStrategy` (feature `sharded-lock`) and
+//!   `ParkingLotStrategy` (feature `parking-lot`): the same protocol on
+//!   crossbeam's reader-scalable `ShardedLock` and on `parking_lot::RwLock`,
+//!   so the benchmarks compare lock implementations and nothing else.
 //! * [`DashMapStrategy`] and [`ArcSwapStrategy`]: a `DashMap` per NC, and a
 //!   copy-on-write map per NC behind `arc-swap`; for comparison in the
 //!   benchmarks (`docs/benchmarks.md` says when each wins).
@@ -125,9 +129,9 @@ mod error;
 pub mod ffi;
 #[cfg(not(interner_loom))]
 mod global;
+mod handle;
 mod id;
 mod nc;
-mod pin;
 mod raw;
 mod snapshot;
 #[cfg(not(interner_loom))]
@@ -140,15 +144,17 @@ pub use db::{Config, InternedStringDb, DEFAULT_CONFLICT_BUDGET, DEFAULT_NCS};
 pub use error::{BatchError, Error};
 #[cfg(not(interner_loom))]
 pub use global::global;
+pub use handle::NcHandle;
 pub use id::{get_id, get_id_const, ID_MASK, INVALID_ID, MAX_ID};
-pub use pin::NcHandle;
 pub use snapshot::{Cursor, Iter, LoadError, LoadProblem, Snapshot};
 #[cfg(not(interner_loom))]
 pub use static_name::StaticName;
+#[cfg(all(feature = "arc-swap", not(interner_loom)))]
+pub use strategy::ArcSwapStrategy;
+#[cfg(all(feature = "dashmap", not(interner_loom)))]
+pub use strategy::DashMapStrategy;
 #[cfg(all(feature = "parking-lot", not(interner_loom)))]
 pub use strategy::ParkingLotStrategy;
 #[cfg(all(feature = "sharded-lock", not(interner_loom)))]
 pub use strategy::ShardedLockStrategy;
-#[cfg(not(interner_loom))]
-pub use strategy::{ArcSwapStrategy, DashMapStrategy};
 pub use strategy::{DefaultStrategy, OptimisticStrategy, Registered, RwLockStrategy, Strategy};

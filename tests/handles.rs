@@ -24,6 +24,7 @@ fn handle_interns_into_its_nc<S: Strategy>() {
 
 /// The documented mapping: thread i → NC i % ncs; threads of one NC share a
 /// CPU. Pinning may fail in a restricted container: the handle still works.
+#[cfg(feature = "pinning")]
 fn pinned_threads_follow_the_mapping<S: Strategy>() {
     let db: InternedStringDb<S> = InternedStringDb::with_config(Config::new().ncs(3));
     let cpus = core_affinity::get_core_ids().map_or(0, |c| c.len());
@@ -53,7 +54,8 @@ fn pinned_threads_follow_the_mapping<S: Strategy>() {
 
 for_each_strategy!(
     handle_interns_into_its_nc,
-    pinned_threads_follow_the_mapping
+    #[cfg(feature = "pinning")]
+    pinned_threads_follow_the_mapping,
 );
 
 #[test]

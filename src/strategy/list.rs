@@ -77,7 +77,7 @@ macro_rules! __strategies_stage_sharded_lock {
 #[macro_export]
 macro_rules! __strategies_stage_parking_lot {
     ($callback:ident $args:tt $($list:tt)*) => {
-        $crate::__strategies_stage_maps! { $callback $args $($list)*
+        $crate::__strategies_stage_dashmap! { $callback $args $($list)*
             parking_lot: $crate::ParkingLotStrategy,
         }
     };
@@ -88,26 +88,45 @@ macro_rules! __strategies_stage_parking_lot {
 #[macro_export]
 macro_rules! __strategies_stage_parking_lot {
     ($callback:ident $args:tt $($list:tt)*) => {
-        $crate::__strategies_stage_maps! { $callback $args $($list)* }
+        $crate::__strategies_stage_dashmap! { $callback $args $($list)* }
     };
 }
 
-#[cfg(not(interner_loom))]
+#[cfg(all(feature = "dashmap", not(interner_loom)))]
 #[doc(hidden)]
 #[macro_export]
-macro_rules! __strategies_stage_maps {
+macro_rules! __strategies_stage_dashmap {
+    ($callback:ident $args:tt $($list:tt)*) => {
+        $crate::__strategies_stage_arc_swap! { $callback $args $($list)*
+            dashmap: $crate::DashMapStrategy,
+        }
+    };
+}
+
+#[cfg(not(all(feature = "dashmap", not(interner_loom))))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __strategies_stage_dashmap {
+    ($callback:ident $args:tt $($list:tt)*) => {
+        $crate::__strategies_stage_arc_swap! { $callback $args $($list)* }
+    };
+}
+
+#[cfg(all(feature = "arc-swap", not(interner_loom)))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __strategies_stage_arc_swap {
     ($callback:ident $args:tt $($list:tt)*) => {
         $callback! { $args $($list)*
-            dashmap: $crate::DashMapStrategy,
             arc_swap: $crate::ArcSwapStrategy,
         }
     };
 }
 
-#[cfg(interner_loom)]
+#[cfg(not(all(feature = "arc-swap", not(interner_loom))))]
 #[doc(hidden)]
 #[macro_export]
-macro_rules! __strategies_stage_maps {
+macro_rules! __strategies_stage_arc_swap {
     ($callback:ident $args:tt $($list:tt)*) => {
         $callback! { $args $($list)* }
     };

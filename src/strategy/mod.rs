@@ -6,18 +6,18 @@
 //! reference's futex RwLock protocol: it is the compatibility mode and the
 //! oracle the other strategies are tested against.
 
-#[cfg(not(interner_loom))]
+#[cfg(all(feature = "arc-swap", not(interner_loom)))]
 mod arc_swap;
-#[cfg(not(interner_loom))]
+#[cfg(all(feature = "dashmap", not(interner_loom)))]
 mod dashmap;
 mod list;
 mod locked;
 mod optimistic;
 
 // Not in loom builds: neither crate's synchronisation is modelled by loom.
-#[cfg(not(interner_loom))]
+#[cfg(all(feature = "arc-swap", not(interner_loom)))]
 pub use self::arc_swap::ArcSwapStrategy;
-#[cfg(not(interner_loom))]
+#[cfg(all(feature = "dashmap", not(interner_loom)))]
 pub use self::dashmap::DashMapStrategy;
 #[cfg(all(feature = "parking-lot", not(interner_loom)))]
 pub use self::locked::ParkingLotStrategy;
@@ -104,7 +104,7 @@ pub(crate) mod imp {
     /// Closing is then a flag: an intern already past its check may still
     /// complete after the close returns.
     #[derive(Debug)]
-    #[cfg_attr(interner_loom, allow(dead_code))] // its users are not in loom builds
+    #[allow(dead_code)] // its users are optional (and not in loom builds)
     pub struct OpenFlag(AtomicBool);
 
     #[cfg_attr(interner_loom, allow(dead_code))]
@@ -158,7 +158,7 @@ pub(crate) mod imp {
     /// Reserves `needed` bytes of `cap` on a shared counter of bytes used,
     /// for strategies whose inserts are not serialised by one lock. Counts
     /// each failed compare-and-swap in this thread's contention counters.
-    #[cfg_attr(interner_loom, allow(dead_code))] // its users are not in loom builds
+    #[allow(dead_code)] // its users are optional (and not in loom builds)
     pub fn reserve_bytes(used: &AtomicUsize, cap: usize, needed: usize) -> Result<(), Refusal> {
         let mut current = used.load(Ordering::Relaxed);
         loop {

@@ -1,4 +1,5 @@
-//! Binding threads to NCs, and pinning them to CPUs with `core_affinity`.
+//! `NcHandle`: a db bound to one NC; binding threads to NCs, and pinning them
+//! to CPUs with `core_affinity` (feature `pinning`).
 
 use crate::db::InternedStringDb;
 use crate::error::{BatchError, Error};
@@ -128,6 +129,7 @@ impl<S: Strategy> InternedStringDb<S> {
     /// restricted container) or the CPU list cannot be read, the thread is
     /// still bound to its NC, runs unpinned, a warning is logged, and
     /// [`NcHandle::cpu`] is `None`.
+    #[cfg(feature = "pinning")]
     pub fn pin_current_thread(&self, thread_index: usize) -> NcHandle<'_, S> {
         let nc = thread_index % self.ncs();
         NcHandle {
@@ -140,6 +142,7 @@ impl<S: Strategy> InternedStringDb<S> {
 
 /// Pins the calling thread to the `(slot % cpus)`-th allowed CPU; returns its
 /// id, or `None` (with a warning) where that is not possible.
+#[cfg(feature = "pinning")]
 pub(crate) fn pin_to_cpu_of(slot: usize) -> Option<usize> {
     let Some(cores) = core_affinity::get_core_ids().filter(|c| !c.is_empty()) else {
         log::warn!("cannot read this process's CPU list; running unpinned");
