@@ -11,14 +11,8 @@ use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 
-#[path = "../perf/src/subjects.rs"]
-#[allow(dead_code)]
-mod subjects;
-#[path = "../perf/src/workload.rs"]
-#[allow(dead_code)]
-mod workload;
-
-use subjects::{Subject, Visitor};
+use perf::subjects::{Subject, SubjectName, Visitor};
+use perf::workload;
 use workload::Workload;
 
 /// Operations per thread per criterion iteration.
@@ -106,13 +100,13 @@ fn contention(c: &mut Criterion) {
                 c.benchmark_group(format!("contention/{}/{placement}", workload.label()));
             for &threads in THREADS {
                 group.throughput(Throughput::Elements((threads * OPS) as u64));
-                for name in subjects::all() {
-                    if (own_nc && !subjects::every_placement(name))
-                        || (workload == Workload::MissHeavy && subjects::skips_misses(name))
+                for &subject in SubjectName::all() {
+                    if (own_nc && !subject.every_placement())
+                        || (workload == Workload::MissHeavy && subject.skips_misses())
                     {
                         continue;
                     }
-                    group.bench_function(BenchmarkId::new(name, threads), |b| {
+                    group.bench_function(BenchmarkId::new(subject.name(), threads), |b| {
                         b.iter_custom(|iters| {
                             let mut timed = Timed {
                                 workload,
@@ -122,7 +116,7 @@ fn contention(c: &mut Criterion) {
                                 vocabulary: &vocabulary,
                                 elapsed: Duration::ZERO,
                             };
-                            subjects::with_subject(name, 256, &mut timed);
+                            subject.visit(256, &mut timed);
                             timed.elapsed
                         })
                     });

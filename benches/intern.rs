@@ -12,14 +12,8 @@ use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 
-#[path = "../perf/src/subjects.rs"]
-#[allow(dead_code)]
-mod subjects;
-#[path = "../perf/src/workload.rs"]
-#[allow(dead_code)]
-mod workload;
-
-use subjects::{Subject, Visitor};
+use perf::subjects::{Subject, SubjectName, Visitor};
+use perf::workload;
 
 const OPS: usize = 10_000;
 
@@ -27,6 +21,8 @@ struct Hits<'c, 'g> {
     group: &'g mut criterion::BenchmarkGroup<'c, criterion::measurement::WallTime>,
     names: &'g [String],
     sequence: &'g [u32],
+    /// The subject being visited, for its name.
+    subject: SubjectName,
 }
 
 impl Visitor for Hits<'_, '_> {
@@ -40,7 +36,7 @@ impl Visitor for Hits<'_, '_> {
             .map(|c| c.iter().map(|&i| names[i as usize].as_str()).collect())
             .collect();
         let mut keys = [0u64; 64];
-        self.group.bench_function(subject.name(), |b| {
+        self.group.bench_function(self.subject.name(), |b| {
             if subject.batched() {
                 b.iter(|| {
                     for names in &batch {
@@ -81,14 +77,17 @@ fn hits(c: &mut Criterion) {
         let sequence = workload::zipf_indices(names.len(), OPS, 1.0, 7);
         let mut group = c.benchmark_group(format!("intern/hit/{}", vocabulary.name));
         group.throughput(Throughput::Elements(OPS as u64));
-        let mut visitor = Hits {
-            group: &mut group,
-            names,
-            sequence: &sequence,
-        };
-        for name in subjects::all() {
-            if !subjects::skips_vocabulary(name, names.len()) {
-                subjects::with_subject(name, 256, &mut visitor);
+        for &subject in SubjectName::all() {
+            if !subject.skips_vocabulary(names.len()) {
+                subject.visit(
+                    256,
+                    &mut Hits {
+                        group: &mut group,
+                        names,
+                        sequence: &sequence,
+                        subject,
+                    },
+                );
             }
         }
         group.finish();
@@ -100,11 +99,11 @@ fn hits(c: &mut Criterion) {
 fn misses(c: &mut Criterion) {
     let mut group = c.benchmark_group("intern/miss");
     group.throughput(Throughput::Elements(OPS as u64));
-    for name in subjects::all() {
-        if subjects::skips_misses(name) {
+    for &subject in SubjectName::all() {
+        if subject.skips_misses() {
             continue; // quadratic to fill (arc-swap), or never empty (ustr)
         }
-        group.bench_function(name, |b| {
+        group.bench_function(subject.name(), |b| {
             b.iter_custom(|iters| {
                 let mut total = Duration::ZERO;
                 for iter in 0..iters {
@@ -122,7 +121,7 @@ fn misses(c: &mut Criterion) {
                         }
                     }
                     let mut timed = Timed(&fresh, Duration::ZERO);
-                    subjects::with_subject(name, 256, &mut timed);
+                    subject.visit(256, &mut timed);
                     total += timed.1;
                 }
                 total

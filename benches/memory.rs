@@ -12,14 +12,8 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::path::Path;
 use std::sync::atomic::{AtomicIsize, Ordering};
 
-#[path = "../perf/src/subjects.rs"]
-#[allow(dead_code)]
-mod subjects;
-#[path = "../perf/src/workload.rs"]
-#[allow(dead_code)]
-mod workload;
-
-use subjects::{Subject, Visitor};
+use perf::subjects::{Subject, SubjectName, Visitor};
+use perf::workload;
 use workload::Vocabulary;
 
 struct Counting;
@@ -59,8 +53,8 @@ static ALLOCATOR: Counting = Counting;
 /// Whether a subject is measured: every strategy and the peers that own
 /// their tables (not the floor, which stores nothing, nor `ustr`, nor the
 /// batch feeding of a strategy measured already).
-fn measured(subject: &str) -> bool {
-    !matches!(subject, "get_id (floor)" | "ustr" | "optimistic-batch")
+fn measured(subject: SubjectName) -> bool {
+    subject.stores() && subject != SubjectName::Batch
 }
 
 /// Builds a subject, interns `names` into NC 0, and reports the live bytes
@@ -79,12 +73,12 @@ impl Visitor for Measure<'_> {
     }
 }
 
-fn measure(subject: &str, names: &[String]) -> f64 {
+fn measure(subject: SubjectName, names: &[String]) -> f64 {
     let baseline = LIVE.load(Ordering::Relaxed);
     let mut m = Measure { names, bytes: 0 };
-    // The subject is built inside `with_subject` (after the baseline) and
-    // dropped after `visit` returns (after the reading).
-    subjects::with_subject(subject, 256, &mut m);
+    // The subject is built inside `visit` (after the baseline) and dropped
+    // after the visitor returns (after the reading).
+    subject.visit(256, &mut m);
     let strings: usize = names.iter().map(String::len).sum();
     (m.bytes - baseline - strings as isize) as f64 / names.len() as f64
 }
@@ -109,8 +103,8 @@ fn main() {
     }
     println!("bytes per entry beyond the string bytes (a 256-NC db, every name on NC 0)");
     print!("{:<12} {:>9} {:>6}", "vocabulary", "entries", "mean B");
-    for s in subjects::all().into_iter().filter(|s| measured(s)) {
-        print!(" {s:>14.14}");
+    for s in SubjectName::all().iter().filter(|s| measured(**s)) {
+        print!(" {:>14.14}", s.name());
     }
     println!();
     for v in &vocabularies {
@@ -121,9 +115,9 @@ fn main() {
             let names = &v.names[..n];
             let mean = names.iter().map(String::len).sum::<usize>() as f64 / n as f64;
             print!("{:<12} {n:>9} {mean:>6.1}", v.name);
-            for s in subjects::all().into_iter().filter(|s| measured(s)) {
+            for &s in SubjectName::all().iter().filter(|s| measured(**s)) {
                 // Copy-on-write is quadratic to fill: small sizes only.
-                if subjects::skips_vocabulary(s, n) {
+                if s.skips_vocabulary(n) {
                     print!(" {:>14}", "-");
                     continue;
                 }

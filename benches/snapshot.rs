@@ -13,10 +13,7 @@ use interned_string_db::{
     ArcSwapStrategy, Config, Cursor, DashMapStrategy, InternedStringDb, OptimisticStrategy,
     RwLockStrategy, Snapshot, Strategy,
 };
-
-#[path = "../perf/src/workload.rs"]
-#[allow(dead_code)]
-mod workload;
+use perf::workload;
 
 const NCS: usize = 256;
 

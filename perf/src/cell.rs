@@ -8,15 +8,15 @@ use hdrhistogram::Histogram;
 use interned_string_db::contention::{self, Contention};
 
 use crate::rusage::Switches;
-use crate::subjects::Subject;
-use crate::workload::ThreadInput;
+use crate::subjects::{Subject, SubjectName};
+use crate::workload::{ThreadInput, Workload};
 
 /// Operations timed together: `Instant::now()` costs about one intern, so
 /// latency is recorded per batch, as batch time / batch size.
 pub const BATCH: usize = 64;
 
 /// Where the threads intern.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, clap::ValueEnum)]
 pub enum Placement {
     /// Every thread on NC 0: the reference's worst case.
     SameNc,
@@ -31,13 +31,6 @@ impl Placement {
             Placement::SameNc => "same-nc",
             Placement::OwnNc => "own-nc",
         }
-    }
-
-    /// Parses a label.
-    pub fn parse(s: &str) -> Option<Placement> {
-        [Placement::SameNc, Placement::OwnNc]
-            .into_iter()
-            .find(|p| p.label() == s)
     }
 
     fn nc(self, thread: usize, ncs: usize) -> usize {
@@ -213,4 +206,38 @@ pub fn run<T: Subject>(
     }
     total.latency = latency;
     total
+}
+
+/// One cell: a (subject, threads, workload, vocabulary, placement) and its
+/// runs.
+pub struct Cell {
+    /// What is measured.
+    pub subject: SubjectName,
+    /// Threads interning at once.
+    pub threads: usize,
+    /// Hits or misses.
+    pub workload: Workload,
+    /// The vocabulary's name (miss-heavy names are synthetic).
+    pub vocabulary: String,
+    /// Which NCs the threads intern into.
+    pub placement: Placement,
+    /// One measurement per repetition.
+    pub runs: Vec<Measurement>,
+}
+
+impl Cell {
+    /// The workload and, for hit-heavy, the vocabulary: `hit-heavy/usr-paths`.
+    pub fn workload_label(&self) -> String {
+        match self.workload {
+            Workload::HitHeavy => format!("{}/{}", self.workload.label(), self.vocabulary),
+            Workload::MissHeavy => self.workload.label().into(),
+        }
+    }
+
+    /// The median run by throughput.
+    pub fn median(&self) -> &Measurement {
+        let mut order: Vec<&Measurement> = self.runs.iter().collect();
+        order.sort_by(|a, b| a.mops().total_cmp(&b.mops()));
+        order[order.len() / 2]
+    }
 }

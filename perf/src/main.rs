@@ -3,32 +3,35 @@
 //! all threads on one NC or each on its own. Prints a table, writes
 //! `perf/results/contention.csv` and SVG plots. See `docs/benchmarks.md`.
 
-mod cell;
-mod report;
-mod rusage;
-#[allow(dead_code)] // shared with the criterion benches
-mod subjects;
-#[allow(dead_code)] // shared with the criterion benches
-mod workload;
-
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use clap::Parser;
+use clap::{Parser, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 
-use cell::{Measurement, Placement};
-use subjects::{Subject, Visitor};
-use workload::{ThreadInput, Vocabulary, Workload};
+use perf::cell::{self, Cell, Measurement, Placement};
+use perf::report;
+use perf::subjects::{Subject, SubjectName, Visitor};
+use perf::workload::{self, ThreadInput, Vocabulary, Workload};
+
+/// The built-in vocabularies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum BuiltIn {
+    /// 10,000 trace-like names (in cache).
+    Synthetic,
+    /// The paths of the files under /usr (real names that do not fit in
+    /// cache).
+    UsrPaths,
+}
 
 /// Measures lock contention of interned-string-db's strategies and of peer
 /// interners when many threads intern at once.
 #[derive(Debug, Parser)]
 #[command(name = "contention", version)]
 struct Args {
-    /// Subjects, comma-separated (default: all). Known: see --list.
+    /// Subjects, comma-separated (default: all; --list prints them).
     #[arg(long, value_delimiter = ',')]
-    subjects: Vec<String>,
+    subjects: Vec<SubjectName>,
     /// Thread counts, comma-separated. The default is the per-thread cost
     /// at 1 and 2 threads and the oversubscribed 256-thread run; the full
     /// matrix adds 16 and 64 (`--threads 1,2,16,64,256 --reps 5`).
@@ -37,12 +40,12 @@ struct Args {
     /// Workloads: hit-heavy (Zipf over each vocabulary's names, interned
     /// before the window), miss-heavy (every name new).
     #[arg(long, value_delimiter = ',', default_value = "hit-heavy,miss-heavy")]
-    workloads: Vec<String>,
+    workloads: Vec<Workload>,
     /// Vocabularies for hit-heavy: `synthetic` (10,000 trace-like names, in
     /// cache), `usr-paths` (the paths of the files under /usr, real names
     /// that do not fit in cache). Real vocabularies run in same-nc only.
     #[arg(long, value_delimiter = ',', default_value = "synthetic,usr-paths")]
-    vocabularies: Vec<String>,
+    vocabularies: Vec<BuiltIn>,
     /// More hit-heavy vocabularies: files of one name per line (see
     /// perf/corpus.sh), each named after its file.
     #[arg(long, value_delimiter = ',')]
@@ -53,7 +56,7 @@ struct Args {
     /// Placements: same-nc (every thread on NC 0), own-nc (thread i on NC
     /// i mod NCs). Peers have one table and run in same-nc only.
     #[arg(long, value_delimiter = ',', default_value = "same-nc,own-nc")]
-    placements: Vec<String>,
+    placements: Vec<Placement>,
     /// Seconds per run of a cell.
     #[arg(long, default_value_t = 0.25)]
     duration: f64,
@@ -79,35 +82,6 @@ struct Args {
     /// List the subjects and exit.
     #[arg(long)]
     list: bool,
-}
-
-/// One cell: a (subject, threads, workload, vocabulary, placement) and its
-/// runs.
-pub struct Cell {
-    pub subject: String,
-    pub threads: usize,
-    pub workload: Workload,
-    /// The vocabulary's name (miss-heavy names are synthetic).
-    pub vocabulary: String,
-    pub placement: Placement,
-    pub runs: Vec<Measurement>,
-}
-
-impl Cell {
-    /// The workload and, for hit-heavy, the vocabulary: `hit-heavy/usr-paths`.
-    pub fn workload_label(&self) -> String {
-        match self.workload {
-            Workload::HitHeavy => format!("{}/{}", self.workload.label(), self.vocabulary),
-            Workload::MissHeavy => self.workload.label().into(),
-        }
-    }
-
-    /// The median run by throughput.
-    pub fn median(&self) -> &Measurement {
-        let mut order: Vec<&Measurement> = self.runs.iter().collect();
-        order.sort_by(|a, b| a.mops().total_cmp(&b.mops()));
-        order[order.len() / 2]
-    }
 }
 
 /// Builds each subject fresh, warms it, measures it.
@@ -150,13 +124,13 @@ impl Visitor for Measure<'_> {
 fn main() {
     let args = Args::parse();
     if args.list {
-        for s in subjects::all() {
+        for s in SubjectName::all() {
             println!("{s}");
         }
         return;
     }
-    let subjects: Vec<String> = if args.subjects.is_empty() {
-        subjects::all().into_iter().map(|s| s.to_string()).collect()
+    let subjects: Vec<SubjectName> = if args.subjects.is_empty() {
+        SubjectName::all().to_vec()
     } else {
         args.subjects.clone()
     };
@@ -164,21 +138,7 @@ fn main() {
         eprintln!("contention: {what}; see --help");
         std::process::exit(2)
     };
-    for s in &subjects {
-        if !subjects::all().contains(&s.as_str()) {
-            fail(&format!("unknown subject {s:?} (see --list)"));
-        }
-    }
-    let workloads: Vec<Workload> = args
-        .workloads
-        .iter()
-        .map(|w| Workload::parse(w).unwrap_or_else(|| fail(&format!("unknown workload {w:?}"))))
-        .collect();
-    let placements: Vec<Placement> = args
-        .placements
-        .iter()
-        .map(|p| Placement::parse(p).unwrap_or_else(|| fail(&format!("unknown placement {p:?}"))))
-        .collect();
+    let (workloads, placements) = (&args.workloads, &args.placements);
     if args.threads.contains(&0)
         || args.ncs == 0
         || args.reps == 0
@@ -190,9 +150,9 @@ fn main() {
 
     let mut vocabularies: Vec<Vocabulary> = Vec::new();
     for v in &args.vocabularies {
-        match v.as_str() {
-            "synthetic" => vocabularies.push(Vocabulary::synthetic()),
-            "usr-paths" => {
+        match v {
+            BuiltIn::Synthetic => vocabularies.push(Vocabulary::synthetic()),
+            BuiltIn::UsrPaths => {
                 let found =
                     Vocabulary::file_paths("usr-paths", Path::new("/usr"), args.corpus_limit);
                 if found.names.len() < 1000 {
@@ -204,7 +164,6 @@ fn main() {
                     vocabularies.push(found);
                 }
             }
-            other => fail(&format!("unknown vocabulary {other:?}")),
         }
     }
     for path in &args.corpus {
@@ -246,7 +205,7 @@ fn main() {
     // placement (warming it into 256 NCs would take gigabytes).
     let synthetic = Vocabulary::synthetic();
     let mut plan: Vec<(Workload, &Vocabulary)> = Vec::new();
-    for &workload in &workloads {
+    for &workload in workloads {
         match workload {
             Workload::HitHeavy => plan.extend(vocabularies.iter().map(|v| (workload, v))),
             Workload::MissHeavy => plan.push((workload, &synthetic)),
@@ -256,22 +215,22 @@ fn main() {
     for &(workload, vocabulary) in &plan {
         let real = !std::ptr::eq(vocabulary, &synthetic) && vocabulary.name != "synthetic";
         for &threads in &args.threads {
-            for &placement in &placements {
-                for subject in &subjects {
+            for &placement in placements {
+                for &subject in &subjects {
                     // Peers and the floor have one table: placement is moot.
-                    if (!subjects::every_placement(subject) || real) && placement != placements[0] {
+                    if (!subject.every_placement() || real) && placement != placements[0] {
                         continue;
                     }
-                    if subjects::skips_misses(subject) && workload == Workload::MissHeavy {
+                    if subject.skips_misses() && workload == Workload::MissHeavy {
                         continue;
                     }
                     if workload == Workload::HitHeavy
-                        && subjects::skips_vocabulary(subject, vocabulary.names.len())
+                        && subject.skips_vocabulary(vocabulary.names.len())
                     {
                         continue;
                     }
                     cells.push(Cell {
-                        subject: subject.clone(),
+                        subject,
                         threads,
                         workload,
                         vocabulary: vocabulary.name.clone(),
@@ -288,17 +247,12 @@ fn main() {
             .expect("progress template"),
     );
     let duration = Duration::from_secs_f64(args.duration);
-    let mut at = 0;
-    while at < cells.len() {
-        // The cells sharing inputs: one (workload, vocabulary, threads).
-        let (workload, threads) = (cells[at].workload, cells[at].threads);
-        let vocabulary_name = cells[at].vocabulary.clone();
-        let group_end = cells[at..]
-            .iter()
-            .position(|c| {
-                (c.workload, c.threads) != (workload, threads) || c.vocabulary != vocabulary_name
-            })
-            .map_or(cells.len(), |n| at + n);
+    // The cells sharing inputs, one (workload, vocabulary, threads), are
+    // adjacent in the plan.
+    for group in cells.chunk_by_mut(|a, b| {
+        (a.workload, a.threads, &a.vocabulary) == (b.workload, b.threads, &b.vocabulary)
+    }) {
+        let (workload, threads) = (group[0].workload, group[0].threads);
         let ops = match workload {
             Workload::HitHeavy => 100_000,
             Workload::MissHeavy => (args.miss_budget / threads).max(cell::BATCH),
@@ -306,12 +260,12 @@ fn main() {
         let vocabulary = plan
             .iter()
             .map(|&(_, v)| v)
-            .find(|v| v.name == vocabulary_name)
+            .find(|v| v.name == group[0].vocabulary)
             .expect("planned");
         let inputs = workload::inputs(workload, vocabulary, threads, ops, args.seed);
         // Interleave: run 1 of every cell, then run 2 of every cell, ...
         for _ in 0..args.reps {
-            for c in &mut cells[at..group_end] {
+            for c in group.iter_mut() {
                 bar.set_message(format!(
                     "{} {} {}t {}",
                     c.workload_label(),
@@ -328,12 +282,11 @@ fn main() {
                     pin: args.pin,
                     result: None,
                 };
-                subjects::with_subject(&c.subject, args.ncs, &mut measure);
+                c.subject.visit(args.ncs, &mut measure);
                 c.runs.push(measure.result.expect("measured"));
                 bar.inc(1);
             }
         }
-        at = group_end;
     }
     bar.finish_and_clear();
 

@@ -5,9 +5,9 @@ use std::path::Path;
 
 use plotters::prelude::*;
 
-use crate::cell::{Measurement, Placement};
+use crate::cell::{Cell, Measurement, Placement};
+use crate::subjects::SubjectName;
 use crate::workload::Workload;
-use crate::Cell;
 
 const COLUMNS: &[&str] = &[
     "workload",
@@ -35,7 +35,7 @@ fn fields(c: &Cell, m: &Measurement, cpus: usize) -> Vec<String> {
         c.workload_label(),
         c.placement.label().into(),
         c.threads.to_string(),
-        c.subject.clone(),
+        c.subject.to_string(),
         format!("{:.3}", m.mops()),
         format!("{:.1}", m.ns_per_op_per_thread),
         m.latency.value_at_quantile(0.5).to_string(),
@@ -181,10 +181,10 @@ fn plot_vs_threads(
                 && c.placement == Placement::SameNc
         })
         .collect();
-    let mut subjects: Vec<&str> = Vec::new();
+    let mut subjects: Vec<SubjectName> = Vec::new();
     for c in &chosen {
-        if !subjects.contains(&c.subject.as_str()) {
-            subjects.push(&c.subject);
+        if !subjects.contains(&c.subject) {
+            subjects.push(c.subject);
         }
     }
     let root = SVGBackend::new(path, (900, 560)).into_drawing_area();
@@ -217,16 +217,16 @@ fn plot_vs_threads(
         .y_desc(y_desc)
         .x_label_formatter(&|x| format!("{x:.0}"))
         .draw()?;
-    for (i, subject) in subjects.iter().enumerate() {
+    for (i, &subject) in subjects.iter().enumerate() {
         let color = PALETTE[i % PALETTE.len()].to_rgba();
         let points: Vec<(f64, f64)> = chosen
             .iter()
-            .filter(|c| c.subject == *subject)
+            .filter(|c| c.subject == subject)
             .map(|c| (c.threads as f64, value(c.median()).max(1e-3)))
             .collect();
         chart
             .draw_series(LineSeries::new(points.clone(), color.stroke_width(2)))?
-            .label(*subject)
+            .label(subject.name())
             .legend(move |(x, y)| {
                 PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
             });

@@ -1,20 +1,17 @@
 //! What is measured: each strategy of ours and each peer, behind one trait,
-//! shared by the contention harness and the criterion benches (which include
-//! this file by path).
+//! shared by the contention harness and the criterion benches.
 //!
 //! Peers are one table each (they have no notion of NC, so they ignore it),
 //! keyed by our deterministic id where they store by key, as a user emitting
 //! trace tokens would. `lasso` and `ustr` return their own keys, not our ids.
 
 use std::collections::HashMap;
-use std::sync::{Mutex, RwLock};
+use std::sync::{Mutex, OnceLock, RwLock};
 
 use interned_string_db::{contention, get_id, Config, DefaultStrategy, InternedStringDb, Strategy};
 
 /// Something that interns (nc, string) → a key.
 pub trait Subject: Sync {
-    /// Its name in reports.
-    fn name(&self) -> String;
     /// Interns `s` for NC `nc`; returns a key (our id, or the peer's own).
     fn intern(&self, nc: usize, s: &str) -> u64;
     /// Whether the harness should hand it names a batch at a time
@@ -47,9 +44,6 @@ impl<S: Strategy> Db<S> {
 }
 
 impl<S: Strategy> Subject for Db<S> {
-    fn name(&self) -> String {
-        self.0.strategy_name().to_string()
-    }
     #[inline]
     fn intern(&self, nc: usize, s: &str) -> u64 {
         self.0.intern(nc, s).expect("intern")
@@ -61,9 +55,6 @@ impl<S: Strategy> Subject for Db<S> {
 pub struct DbBatch<S: Strategy>(pub Db<S>);
 
 impl<S: Strategy> Subject for DbBatch<S> {
-    fn name(&self) -> String {
-        format!("{}-batch", self.0 .0.strategy_name())
-    }
     #[inline]
     fn intern(&self, nc: usize, s: &str) -> u64 {
         self.0.intern(nc, s)
@@ -84,9 +75,6 @@ impl<S: Strategy> Subject for DbBatch<S> {
 pub struct GetIdOnly;
 
 impl Subject for GetIdOnly {
-    fn name(&self) -> String {
-        "get_id (floor)".into()
-    }
     #[inline]
     fn intern(&self, _nc: usize, s: &str) -> u64 {
         get_id(s.as_bytes())
@@ -97,9 +85,6 @@ impl Subject for GetIdOnly {
 pub struct Lasso(pub lasso::ThreadedRodeo);
 
 impl Subject for Lasso {
-    fn name(&self) -> String {
-        "lasso::ThreadedRodeo".into()
-    }
     #[inline]
     fn intern(&self, _nc: usize, s: &str) -> u64 {
         lasso::Key::into_usize(self.0.get_or_intern(s)) as u64
@@ -110,9 +95,6 @@ impl Subject for Lasso {
 pub struct DashMapPeer(pub dashmap::DashMap<u64, Box<[u8]>>);
 
 impl Subject for DashMapPeer {
-    fn name(&self) -> String {
-        "DashMap<id>".into()
-    }
     #[inline]
     fn intern(&self, _nc: usize, s: &str) -> u64 {
         let id = get_id(s.as_bytes());
@@ -129,9 +111,6 @@ impl Subject for DashMapPeer {
 pub struct RwLockHashMap(pub RwLock<HashMap<u64, Box<[u8]>>>);
 
 impl Subject for RwLockHashMap {
-    fn name(&self) -> String {
-        "RwLock<HashMap<id>>".into()
-    }
     #[inline]
     fn intern(&self, _nc: usize, s: &str) -> u64 {
         let id = get_id(s.as_bytes());
@@ -160,9 +139,6 @@ impl Subject for RwLockHashMap {
 pub struct MutexHashMap(pub Mutex<HashMap<u64, Box<[u8]>>>);
 
 impl Subject for MutexHashMap {
-    fn name(&self) -> String {
-        "Mutex<HashMap<id>>".into()
-    }
     #[inline]
     fn intern(&self, _nc: usize, s: &str) -> u64 {
         let id = get_id(s.as_bytes());
@@ -181,100 +157,152 @@ impl Subject for MutexHashMap {
 pub struct UstrPeer;
 
 impl Subject for UstrPeer {
-    fn name(&self) -> String {
-        "ustr".into()
-    }
     #[inline]
     fn intern(&self, _nc: usize, s: &str) -> u64 {
         ustr::ustr(s).as_char_ptr() as u64
     }
 }
 
-/// The floor's name.
-pub const FLOOR: &str = "get_id (floor)";
-
-/// The default strategy fed a batch at a time.
-pub const BATCH: &str = "optimistic-batch";
-
-/// The peers' names, in report order.
-pub const PEERS: &[&str] = &[
-    "lasso::ThreadedRodeo",
-    "DashMap<id>",
-    "RwLock<HashMap<id>>",
-    "Mutex<HashMap<id>>",
-    "ustr",
-];
+/// A subject, by name: what `--subjects` takes, with what the harness
+/// needs to know about each.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SubjectName {
+    /// `get_id` alone, storing nothing.
+    Floor,
+    /// One of our strategies, by its `Strategy::NAME`.
+    Ours(&'static str),
+    /// The default strategy fed a batch at a time (`intern_batch`).
+    Batch,
+    /// `lasso::ThreadedRodeo`.
+    Lasso,
+    /// `DashMap<u64, Box<[u8]>>` keyed by our id.
+    DashMapPeer,
+    /// `RwLock<HashMap<u64, Box<[u8]>>>`, read lock first.
+    RwLockMap,
+    /// `Mutex<HashMap<u64, Box<[u8]>>>`.
+    MutexMap,
+    /// `ustr`'s global cache.
+    Ustr,
+}
 
 /// Our strategies, from the crate's one list.
 macro_rules! our_strategies {
     ({} $($module:ident: $strategy:path,)*) => {
         /// Our strategies' names, in the crate's list order.
-        pub const OURS: &[&str] = &[$(<$strategy as Strategy>::NAME),*];
+        const OURS: &[&str] = &[$(<$strategy as Strategy>::NAME),*];
 
-        /// Visits a fresh db of `ncs` NCs with the strategy called `name`;
-        /// false if no strategy has that name.
-        fn visit_ours(name: &str, ncs: usize, visitor: &mut impl Visitor) -> bool {
+        /// Visits a fresh db of `ncs` NCs with the strategy called `name`.
+        fn visit_ours(name: &str, ncs: usize, visitor: &mut impl Visitor) {
             $(
                 if name == <$strategy as Strategy>::NAME {
-                    visitor.visit(&Db::<$strategy>::new(ncs));
-                    return true;
+                    return visitor.visit(&Db::<$strategy>::new(ncs));
                 }
             )*
-            false
+            unreachable!("{name} is in OURS")
         }
     };
 }
 
 interned_string_db::__for_each_strategy!(our_strategies {});
 
-/// Every subject, by name, in report order: the floor, ours (the batch
-/// path beside the default strategy), the peers.
-pub fn all() -> Vec<&'static str> {
-    let mut all = vec![FLOOR];
-    for &ours in OURS {
-        all.push(ours);
-        if ours == DefaultStrategy::NAME {
-            all.push(BATCH);
+impl SubjectName {
+    /// Every subject, in report order: the floor, ours (the batch path
+    /// beside the default strategy), the peers.
+    pub fn all() -> &'static [SubjectName] {
+        static ALL: OnceLock<Vec<SubjectName>> = OnceLock::new();
+        ALL.get_or_init(|| {
+            let mut all = vec![SubjectName::Floor];
+            for &ours in OURS {
+                all.push(SubjectName::Ours(ours));
+                if ours == DefaultStrategy::NAME {
+                    all.push(SubjectName::Batch);
+                }
+            }
+            all.extend([
+                SubjectName::Lasso,
+                SubjectName::DashMapPeer,
+                SubjectName::RwLockMap,
+                SubjectName::MutexMap,
+                SubjectName::Ustr,
+            ]);
+            all
+        })
+    }
+
+    /// Its name in reports and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            SubjectName::Floor => "get_id (floor)",
+            SubjectName::Ours(name) => name,
+            SubjectName::Batch => "optimistic-batch",
+            SubjectName::Lasso => "lasso::ThreadedRodeo",
+            SubjectName::DashMapPeer => "DashMap<id>",
+            SubjectName::RwLockMap => "RwLock<HashMap<id>>",
+            SubjectName::MutexMap => "Mutex<HashMap<id>>",
+            SubjectName::Ustr => "ustr",
         }
     }
-    all.extend_from_slice(PEERS);
-    all
-}
 
-/// Whether a subject is quadratic to fill, and so left out of miss-heavy
-/// runs (a copy-on-write table copies itself on every insert), or cannot be
-/// emptied (ustr's global cache: its names are new only once).
-pub fn skips_misses(name: &str) -> bool {
-    matches!(name, "arc-swap" | "ustr")
-}
-
-/// Whether a subject is quadratic to fill (copy-on-write: each insert copies
-/// the table), and so cannot be warmed with a vocabulary of `names` names in
-/// reasonable time: 10^5 names would take hours.
-pub fn skips_vocabulary(name: &str, names: usize) -> bool {
-    name == "arc-swap" && names > 20_000
-}
-
-/// The subjects measured in every placement: our strategies with a notion of
-/// NC. Peers have one table each. arc-swap is measured on one NC only: warming
-/// 256 NCs copy-on-write copies each NC's table per insert (quadratic per NC).
-pub fn every_placement(name: &str) -> bool {
-    name == BATCH || (OURS.contains(&name) && name != "arc-swap")
-}
-
-/// Builds the subject called `name` (fresh and empty, except `ustr`, which
-/// is global) with `ncs` NCs, and visits it. Returns false for an unknown
-/// name.
-pub fn with_subject(name: &str, ncs: usize, visitor: &mut impl Visitor) -> bool {
-    match name {
-        FLOOR => visitor.visit(&GetIdOnly),
-        BATCH => visitor.visit(&DbBatch(Db::<DefaultStrategy>::new(ncs))),
-        "lasso::ThreadedRodeo" => visitor.visit(&Lasso(lasso::ThreadedRodeo::new())),
-        "DashMap<id>" => visitor.visit(&DashMapPeer(dashmap::DashMap::new())),
-        "RwLock<HashMap<id>>" => visitor.visit(&RwLockHashMap::default()),
-        "Mutex<HashMap<id>>" => visitor.visit(&MutexHashMap::default()),
-        "ustr" => visitor.visit(&UstrPeer),
-        ours => return visit_ours(ours, ncs, visitor),
+    /// Whether it stores anything (the floor and ustr's global cache, which
+    /// cannot be emptied, have no memory of their own to measure).
+    pub fn stores(self) -> bool {
+        !matches!(self, SubjectName::Floor | SubjectName::Ustr)
     }
-    true
+
+    /// Whether it is left out of miss-heavy runs: quadratic to fill (a
+    /// copy-on-write table copies itself on every insert), or cannot be
+    /// emptied (ustr's global cache: its names are new only once).
+    pub fn skips_misses(self) -> bool {
+        matches!(self, SubjectName::Ours("arc-swap") | SubjectName::Ustr)
+    }
+
+    /// Whether it is quadratic to fill (copy-on-write: each insert copies
+    /// the table), and so cannot be warmed with a vocabulary of `names`
+    /// names in reasonable time: 10^5 names would take hours.
+    pub fn skips_vocabulary(self, names: usize) -> bool {
+        self == SubjectName::Ours("arc-swap") && names > 20_000
+    }
+
+    /// Whether it is measured in every placement: our strategies, which have
+    /// a notion of NC. Peers have one table each. arc-swap is measured on one
+    /// NC only: warming 256 NCs copy-on-write copies each NC's table per
+    /// insert (quadratic per NC).
+    pub fn every_placement(self) -> bool {
+        match self {
+            SubjectName::Batch => true,
+            SubjectName::Ours(name) => name != "arc-swap",
+            _ => false,
+        }
+    }
+
+    /// Builds the subject (fresh and empty, except `ustr`, which is global)
+    /// with `ncs` NCs, and visits it.
+    pub fn visit(self, ncs: usize, visitor: &mut impl Visitor) {
+        match self {
+            SubjectName::Floor => visitor.visit(&GetIdOnly),
+            SubjectName::Ours(name) => visit_ours(name, ncs, visitor),
+            SubjectName::Batch => visitor.visit(&DbBatch(Db::<DefaultStrategy>::new(ncs))),
+            SubjectName::Lasso => visitor.visit(&Lasso(lasso::ThreadedRodeo::new())),
+            SubjectName::DashMapPeer => visitor.visit(&DashMapPeer(dashmap::DashMap::new())),
+            SubjectName::RwLockMap => visitor.visit(&RwLockHashMap::default()),
+            SubjectName::MutexMap => visitor.visit(&MutexHashMap::default()),
+            SubjectName::Ustr => visitor.visit(&UstrPeer),
+        }
+    }
+}
+
+impl std::fmt::Display for SubjectName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.name())
+    }
+}
+
+impl clap::ValueEnum for SubjectName {
+    fn value_variants<'a>() -> &'a [Self] {
+        SubjectName::all()
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        Some(clap::builder::PossibleValue::new(self.name()))
+    }
 }

@@ -167,7 +167,7 @@ pub struct ThreadInput {
 }
 
 /// The workloads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, clap::ValueEnum)]
 pub enum Workload {
     /// Zipf over a vocabulary interned before the window: hits.
     HitHeavy,
@@ -182,13 +182,6 @@ impl Workload {
             Workload::HitHeavy => "hit-heavy",
             Workload::MissHeavy => "miss-heavy",
         }
-    }
-
-    /// Parses a label.
-    pub fn parse(s: &str) -> Option<Workload> {
-        [Workload::HitHeavy, Workload::MissHeavy]
-            .into_iter()
-            .find(|w| w.label() == s)
     }
 }
 
