@@ -47,12 +47,12 @@ fn ops_per_thread(base: usize) -> usize {
 /// Thread `t`'s `i`-th operation: a name and an NC. Every 4th name is shared
 /// by all threads; every other operation goes to a shared NC.
 fn op(t: usize, i: usize) -> (String, usize) {
-    let name = if i % 4 == 0 {
+    let name = if i.is_multiple_of(4) {
         common::name(THREADS, i)
     } else {
         common::name(t, i)
     };
-    let nc = if i % 2 == 0 {
+    let nc = if i.is_multiple_of(2) {
         t % NCS
     } else {
         (t + i) % SHARED_NCS
