@@ -126,6 +126,7 @@ mod conflict;
 pub mod contention;
 mod db;
 mod error;
+#[cfg(feature = "capi")]
 pub mod ffi;
 #[cfg(not(interner_loom))]
 mod global;

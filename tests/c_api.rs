@@ -2,6 +2,7 @@
 //! (tests/c/test_c_api.c) and the C example against it, and runs them.
 //! `.ci/run` runs them again under valgrind and AddressSanitizer
 //! (tests/c/run.sh).
+#![cfg(feature = "capi")]
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -19,6 +20,7 @@ fn static_library() -> &'static Path {
         let dir = target.join("c-api");
         let built = Command::new(env!("CARGO"))
             .args(["build", "--quiet", "--lib", "-p", "interned-string-db"])
+            .args(["--features", "capi"])
             .arg("--target-dir")
             .arg(&dir)
             .current_dir(env!("CARGO_MANIFEST_DIR"))

@@ -6,6 +6,8 @@
 //! In its own test binary because it installs a process-wide logger; one test
 //! function, so that the quiet panic hook is never raced.
 
+#![cfg(feature = "capi")]
+
 use std::ffi::{c_char, CStr};
 use std::ptr::{null, null_mut};
 

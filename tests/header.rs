@@ -1,6 +1,8 @@
 //! The checked-in C header matches what cbindgen generates from src/ffi/.
 //! `UPDATE_HEADER=1 cargo test --test header` rewrites it.
 
+#![cfg(feature = "capi")]
+
 use std::path::Path;
 
 #[test]
