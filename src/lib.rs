@@ -94,9 +94,14 @@
 //! # Safety and correctness
 //!
 //! All `unsafe` code outside the C ABI is in one module (`src/raw/`), each
-//! block with its argument, checked by Miri. Every concurrent protocol has a
-//! loom model (`loom-tests/`), built by swapping the crate's atomics and locks
-//! through one module (`src/sync.rs`). Every lock recovers from poisoning: a
+//! block with its argument, checked by Miri. The protocols of our own code
+//! have loom models (`loom-tests/`: the optimistic and lock-free shards, the
+//! reference protocol's lock nesting, snapshots and deltas racing interns),
+//! built by swapping the crate's atomics and locks through one module
+//! (`src/sync.rs`); the strategies over other crates' locks and maps
+//! (`sharded-lock`, `parking-lot`, `dashmap`, `arc-swap`) and the
+//! `StaticName` registration bitset have none (loom cannot model those
+//! crates). `docs/reliability.md` lists what checks what. Every lock recovers from poisoning: a
 //! thread that panics while interning (in a `log` call, say) leaves the db
 //! usable and loses nothing stored. Bad input is an [`Error`], never a panic.
 //! Conflicts (one id, two strings) keep the first string and are recorded and
@@ -108,12 +113,9 @@
 //! # Performance
 //!
 //! A hit of the optimistic strategy reads a bucket line and the stored entry
-//! (it compares every byte); measured on a 2-core VM it costs 1.2× to 1.5×
-//! bare [`get_id`] on names that fit in cache and 1.5× to 2.2× on real
-//! vocabularies of 10^5 names (file paths, symbol names), where those reads
-//! miss the cache. [`intern_batch`](InternedStringDb::intern_batch) overlaps
-//! the misses across names: 1.0× to 1.2× `get_id` there. Memory is 37 to 48
-//! bytes per entry beyond the strings.
+//! (it compares every byte) and computes no SipHash; with names that do not
+//! fit in cache those two reads are cache misses, which
+//! [`intern_batch`](InternedStringDb::intern_batch) overlaps across names.
 //! `docs/benchmarks.md` has the measured figures, peers side by side, and
 //! how to measure on your machine (`cargo bench`, and the contention harness
 //! `cargo run --release -p perf`). Per-thread contention is counted

@@ -74,7 +74,7 @@ fn bad_input_is_an_error<S: Strategy>() {
     assert_eq!(db.total_entries(), 0);
 }
 
-/// The audit of issue 11, finding 8: every public function given the worst
+/// An audit of the public API: every public function given the worst
 /// values of its arguments answers, without a panic. Caller ids need not be
 /// hashes, so any u64 is a valid id, 0 and those past `MAX_ID` included.
 fn no_public_function_panics_on_bad_input<S: Strategy>() {

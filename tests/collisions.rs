@@ -1,6 +1,6 @@
 //! A forced collision never replaces the first string, in deltas, in
-//! snapshot files, or in a merge of files (issue 11, finding 11; the db and
-//! its snapshots are covered in `tests/behaviour.rs`). Every strategy.
+//! snapshot files, or in a merge of files (the db and its snapshots are
+//! covered in `tests/behaviour.rs`). Every strategy.
 
 mod common;
 

@@ -1,4 +1,4 @@
-//! Caller-chosen ids cannot force long probe chains (issue 11, finding 5).
+//! Caller-chosen ids cannot force long probe chains.
 //!
 //! The optimistic strategy once placed ids by an unseeded multiply, so ids
 //! built from the multiplier's inverse all landed in one slot: 40,000 of them

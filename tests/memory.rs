@@ -117,7 +117,7 @@ fn drop_and_reset_free_every_byte<S: Strategy>() {
     frees_everything::<S>();
 }
 
-/// The case: an NC capped at 4,096 bytes, 20,000 `register` calls
+/// A hostile caller: an NC capped at 4,096 bytes, 20,000 `register` calls
 /// under one id with distinct 2,000-byte strings. The conflict log once held
 /// 80 MB (each conflict with its own copy of the kept string, none of it
 /// under the cap); now it stays within its budget, stores the kept string

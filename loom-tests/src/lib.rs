@@ -1,4 +1,6 @@
-//! Loom models of every concurrent protocol in `interned-string-db`.
+//! Loom models of the concurrent protocols of `interned-string-db`'s own code
+//! (the optimistic and lock-free shards, the reference protocol's lock nesting,
+//! snapshots and deltas racing interns).
 //!
 //! The models are in `tests/models.rs` and compile only with
 //! `RUSTFLAGS="--cfg interner_loom"`, which swaps every atomic and lock in the
