@@ -8,7 +8,7 @@ use crate::error::{BatchError, Error};
 use crate::id::{get_id, ID_MASK};
 use crate::nc::NcContext;
 use crate::snapshot::{Builder, Cursor, Snapshot};
-use crate::strategy::imp::{Refusal, ShardConfig};
+use crate::strategy::imp::{IdSource, Refusal, Shard, ShardConfig};
 use crate::strategy::{DefaultStrategy, Registered, Strategy};
 use crate::sync::{self, RwLock};
 
@@ -269,7 +269,7 @@ impl<S: Strategy> InternedStringDb<S> {
         // Everything else (misses, errors, conflicts, and every call under
         // the reference protocol) goes out of line.
         if let Some(ctx) = self.contexts.get(nc) {
-            if let Some(id) = S::find_hit(&ctx.shard, bytes) {
+            if let Some(id) = ctx.shard.find_hit(bytes) {
                 return Ok(id);
             }
         }
@@ -327,7 +327,7 @@ impl<S: Strategy> InternedStringDb<S> {
             .context(nc)
             .map_err(|error| BatchError::At { index: 0, error })?;
         for (step, (names, ids)) in names.chunks(STEP).zip(ids.chunks_mut(STEP)).enumerate() {
-            S::find_hits(&ctx.shard, names, ids);
+            ctx.shard.find_hits(names, ids);
             for (i, (name, id)) in names.iter().zip(ids.iter_mut()).enumerate() {
                 if *id == 0 {
                     *id = self
@@ -349,7 +349,8 @@ impl<S: Strategy> InternedStringDb<S> {
             return Err(Error::EmptyString);
         }
         let id = self.id_of(bytes);
-        self.store(nc, id, bytes, true).map(|outcome| (id, outcome))
+        self.store(nc, id, bytes, IdSource::Hash)
+            .map(|outcome| (id, outcome))
     }
 
     /// Stores `id → bytes` in NC `nc`'s shard, trusting the caller's id (the
@@ -361,37 +362,43 @@ impl<S: Strategy> InternedStringDb<S> {
     pub fn register(&self, nc: usize, id: u64, bytes: &[u8]) -> Result<Registered, Error> {
         // A caller's id that is the hash (the runtime's own pairing) is
         // stored as an intern would store it, reachable by the hit path.
-        self.store(nc, id, bytes, id == self.id_of(bytes))
+        let source = if id == self.id_of(bytes) {
+            IdSource::Hash
+        } else {
+            IdSource::Caller
+        };
+        self.store(nc, id, bytes, source)
     }
 
-    /// Stores `id → bytes`; `id_is_hash` says `id` is `self.id_of(bytes)`.
+    /// Stores `id → bytes`; `source` says whether `id` is `self.id_of(bytes)`.
     fn store(
         &self,
         nc: usize,
         id: u64,
         bytes: &[u8],
-        id_is_hash: bool,
+        source: IdSource,
     ) -> Result<Registered, Error> {
         if bytes.is_empty() {
             return Err(Error::EmptyString);
         }
         let ctx = self.context(nc)?;
-        S::register(&ctx.shard, id, bytes, id_is_hash, |kept| {
-            ctx.conflicts.record(nc, id, kept, bytes)
-        })
-        .map_err(|refusal| match refusal {
-            Refusal::Closed => Error::NcClosed { nc },
-            Refusal::CapReached { used, cap } => Error::CapReached {
-                nc,
-                cap,
-                used,
-                needed: bytes.len(),
-            },
-            Refusal::OutOfMemory => Error::OutOfMemory {
-                nc,
-                needed: bytes.len(),
-            },
-        })
+        ctx.shard
+            .register(id, bytes, source, |kept| {
+                ctx.conflicts.record(nc, id, kept, bytes)
+            })
+            .map_err(|refusal| match refusal {
+                Refusal::Closed => Error::NcClosed { nc },
+                Refusal::CapReached { used, cap } => Error::CapReached {
+                    nc,
+                    cap,
+                    used,
+                    needed: bytes.len(),
+                },
+                Refusal::OutOfMemory => Error::OutOfMemory {
+                    nc,
+                    needed: bytes.len(),
+                },
+            })
     }
 
     /// The id of `s` if NC `nc`'s shard holds exactly `s`; never inserts.
@@ -403,7 +410,8 @@ impl<S: Strategy> InternedStringDb<S> {
     pub fn lookup_bytes(&self, nc: usize, bytes: &[u8]) -> Option<u64> {
         let ctx = self.contexts.get(nc)?;
         let id = self.id_of(bytes);
-        S::with_entry(&ctx.shard, id, |stored| stored == bytes)
+        ctx.shard
+            .with_entry(id, |stored| stored == bytes)
             .unwrap_or(false)
             .then_some(id)
     }
@@ -417,7 +425,7 @@ impl<S: Strategy> InternedStringDb<S> {
     /// the lock strategies copy them out first, and arc-swap takes a
     /// reference count.
     pub fn with_resolved<R>(&self, nc: usize, id: u64, f: impl FnOnce(&[u8]) -> R) -> Option<R> {
-        S::with_entry_unlocked(&self.contexts.get(nc)?.shard, id, f)
+        self.contexts.get(nc)?.shard.with_entry_unlocked(id, f)
     }
 
     /// A copy of the bytes NC `nc`'s shard stores under `id`.
@@ -430,8 +438,8 @@ impl<S: Strategy> InternedStringDb<S> {
     pub fn resolve_any(&self, id: u64) -> Option<Box<[u8]>> {
         self.contexts
             .iter()
-            .filter(|ctx| S::is_open(&ctx.shard))
-            .find_map(|ctx| S::with_entry(&ctx.shard, id, |b| Box::from(b)))
+            .filter(|ctx| ctx.shard.is_open())
+            .find_map(|ctx| ctx.shard.with_entry(id, |b| Box::from(b)))
     }
 
     /// Closes NC `nc`: it refuses new strings with [`Error::NcClosed`] and
@@ -458,8 +466,8 @@ impl<S: Strategy> InternedStringDb<S> {
         let ctx = self.context(nc)?;
         // Under the reference protocol, opening and closing exclude a merge
         // in progress, so a snapshot sees one consistent set of open NCs.
-        let _global = S::GLOBAL_MERGE_LOCK.then(|| sync::write(&self.global));
-        S::set_open(&ctx.shard, open);
+        let _global = <S::Shard as Shard>::GLOBAL_MERGE_LOCK.then(|| sync::write(&self.global));
+        ctx.shard.set_open(open);
         Ok(())
     }
 
@@ -469,21 +477,21 @@ impl<S: Strategy> InternedStringDb<S> {
     ///
     /// [`Error::NcOutOfRange`].
     pub fn is_open(&self, nc: usize) -> Result<bool, Error> {
-        Ok(S::is_open(&self.context(nc)?.shard))
+        Ok(self.context(nc)?.shard.is_open())
     }
 
     /// The number of entries in NC `nc`'s shard (0 for an NC out of range).
     pub fn nc_len(&self, nc: usize) -> usize {
         self.contexts
             .get(nc)
-            .map_or(0, |ctx| S::stats(&ctx.shard).entries)
+            .map_or(0, |ctx| ctx.shard.stats().entries)
     }
 
     /// Bytes of string data stored in NC `nc`'s shard (0 out of range).
     pub fn nc_bytes(&self, nc: usize) -> usize {
         self.contexts
             .get(nc)
-            .map_or(0, |ctx| S::stats(&ctx.shard).bytes)
+            .map_or(0, |ctx| ctx.shard.stats().bytes)
     }
 
     /// Entries summed over every shard, open or closed (a string interned on
@@ -491,7 +499,7 @@ impl<S: Strategy> InternedStringDb<S> {
     pub fn total_entries(&self) -> usize {
         self.contexts
             .iter()
-            .map(|ctx| S::stats(&ctx.shard).entries)
+            .map(|ctx| ctx.shard.stats().entries)
             .sum()
     }
 
@@ -549,9 +557,11 @@ impl<S: Strategy> InternedStringDb<S> {
         let bytes = (0..self.ncs()).map(|nc| self.nc_bytes(nc)).sum();
         let mut builder = Builder::with_capacity(entries, bytes);
         {
-            let _global = S::GLOBAL_MERGE_LOCK.then(|| sync::read(&self.global));
+            let _global = <S::Shard as Shard>::GLOBAL_MERGE_LOCK.then(|| sync::read(&self.global));
             for ctx in self.contexts.iter() {
-                let visited = S::visit_since(&ctx.shard, 0, |id, bytes| builder.push(id, bytes));
+                let visited = ctx
+                    .shard
+                    .visit_since(0, |id, bytes| builder.push(id, bytes));
                 if visited.is_some() {
                     ctx.conflicts
                         .for_each(|c| builder.add_conflict(c.to_conflict()));
@@ -591,7 +601,7 @@ impl<S: Strategy> InternedStringDb<S> {
         // locks.
         let mut contested: Vec<(u64, usize, Box<[u8]>)> = Vec::new();
         {
-            let _global = S::GLOBAL_MERGE_LOCK.then(|| sync::read(&self.global));
+            let _global = <S::Shard as Shard>::GLOBAL_MERGE_LOCK.then(|| sync::read(&self.global));
             let Cursor {
                 entries,
                 conflicts,
@@ -599,17 +609,17 @@ impl<S: Strategy> InternedStringDb<S> {
                 ..
             } = cursor;
             for (nc, ctx) in self.contexts.iter().enumerate() {
-                let visited = S::visit_since(&ctx.shard, entries[nc], |id, bytes| match delivered
-                    .entry(id)
-                {
-                    hashbrown::hash_map::Entry::Vacant(slot) => {
-                        slot.insert(nc as u32);
-                        builder.push(id, bytes);
-                    }
-                    hashbrown::hash_map::Entry::Occupied(from) => {
-                        contested.push((id, *from.get() as usize, bytes.into()));
-                    }
-                });
+                let visited =
+                    ctx.shard
+                        .visit_since(entries[nc], |id, bytes| match delivered.entry(id) {
+                            hashbrown::hash_map::Entry::Vacant(slot) => {
+                                slot.insert(nc as u32);
+                                builder.push(id, bytes);
+                            }
+                            hashbrown::hash_map::Entry::Occupied(from) => {
+                                contested.push((id, *from.get() as usize, bytes.into()));
+                            }
+                        });
                 let Some(reached) = visited else { continue };
                 entries[nc] = reached;
                 let mut at = 0;
@@ -626,9 +636,9 @@ impl<S: Strategy> InternedStringDb<S> {
             }
         }
         for (id, from, rejected) in contested {
-            let kept = S::with_entry(&self.contexts[from].shard, id, |kept| {
-                (*kept != *rejected).then(|| Box::from(kept))
-            });
+            let kept = self.contexts[from]
+                .shard
+                .with_entry(id, |kept| (*kept != *rejected).then(|| Box::from(kept)));
             if let Some(Some(kept)) = kept {
                 builder.add_conflict(Conflict { id, kept, rejected });
             }
@@ -641,7 +651,7 @@ impl<S: Strategy> InternedStringDb<S> {
     pub fn reset(&mut self) {
         self.generation = sync::unique_generation();
         for ctx in self.contexts.iter_mut() {
-            S::clear(&mut ctx.shard);
+            ctx.shard.clear();
             ctx.conflicts.clear();
         }
     }

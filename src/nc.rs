@@ -1,14 +1,14 @@
 //! One NeuronCore's context: its shard and the conflicts it has seen.
 
 use crate::conflict::ConflictLog;
-use crate::strategy::imp::{Refusal, ShardConfig, ShardOps};
+use crate::strategy::imp::{Refusal, Shard, ShardConfig};
 use crate::strategy::Strategy;
 
 /// One NC's slice of the db (the reference's `CONTEXTS[nc]`, less the trace
 /// ring): the shard, whose strategy decides how it is synchronised, and the
 /// log of conflicts found in it.
 pub(crate) struct NcContext<S: Strategy> {
-    pub(crate) shard: <S as ShardOps>::Shard,
+    pub(crate) shard: S::Shard,
     pub(crate) conflicts: ConflictLog,
 }
 
@@ -17,7 +17,7 @@ impl<S: Strategy> NcContext<S> {
     /// bytes.
     pub(crate) fn new(config: &ShardConfig, conflict_budget: usize) -> Result<Self, Refusal> {
         Ok(NcContext {
-            shard: S::new_shard(config)?,
+            shard: S::Shard::new(config)?,
             conflicts: ConflictLog::new(conflict_budget),
         })
     }

@@ -4,9 +4,8 @@
 
 use arc_swap::ArcSwap;
 
-use super::imp::{
-    check_cap, compare, try_copy, OpenFlag, Refusal, ShardConfig, ShardOps, ShardStats,
-};
+use super::imp::{IdSource, Refusal, Sealed, Shard, ShardConfig, ShardStats};
+use super::parts::{check_cap, compare, try_copy, OpenFlag};
 use super::{Registered, Strategy};
 use crate::sync::{self, Arc, Mutex};
 
@@ -31,7 +30,10 @@ pub struct ArcSwapStrategy;
 
 impl Strategy for ArcSwapStrategy {
     const NAME: &'static str = "arc-swap";
+    type Shard = ArcSwapShard;
 }
+
+impl Sealed for ArcSwapStrategy {}
 
 /// What the writer lock guards.
 #[derive(Default)]
@@ -52,11 +54,10 @@ pub struct ArcSwapShard {
     byte_cap: usize,
 }
 
-impl ShardOps for ArcSwapStrategy {
-    type Shard = ArcSwapShard;
+impl Shard for ArcSwapShard {
     const GLOBAL_MERGE_LOCK: bool = false;
 
-    fn new_shard(config: &ShardConfig) -> Result<ArcSwapShard, Refusal> {
+    fn new(config: &ShardConfig) -> Result<Self, Refusal> {
         let mut map = Map::new();
         map.try_reserve(config.initial_capacity)
             .map_err(|_| Refusal::OutOfMemory)?;
@@ -69,22 +70,22 @@ impl ShardOps for ArcSwapStrategy {
     }
 
     fn register(
-        shard: &ArcSwapShard,
+        &self,
         id: u64,
         bytes: &[u8],
-        _id_is_hash: bool,
+        _source: IdSource,
         on_conflict: impl FnOnce(&[u8]),
     ) -> Result<Registered, Refusal> {
-        shard.open.check()?;
-        if let Some(stored) = shard.map.load().get(&id) {
+        self.open.check()?;
+        if let Some(stored) = self.map.load().get(&id) {
             return Ok(compare(stored, bytes, on_conflict));
         }
-        let mut writer = sync::lock(&shard.writer);
-        let current = shard.map.load_full();
+        let mut writer = sync::lock(&self.writer);
+        let current = self.map.load_full();
         if let Some(stored) = current.get(&id) {
             return Ok(compare(stored, bytes, on_conflict));
         }
-        check_cap(writer.used, shard.byte_cap, bytes.len())?;
+        check_cap(writer.used, self.byte_cap, bytes.len())?;
         writer
             .order
             .try_reserve(1)
@@ -94,63 +95,55 @@ impl ShardOps for ArcSwapStrategy {
             .map_err(|_| Refusal::OutOfMemory)?;
         next.extend(current.iter().map(|(&id, s)| (id, Arc::clone(s))));
         next.insert(id, Arc::new(try_copy(bytes)?));
-        shard.map.store(Arc::new(next));
+        self.map.store(Arc::new(next));
         writer.used += bytes.len();
         writer.order.push(id);
         Ok(Registered::Inserted)
     }
 
-    fn with_entry<R>(shard: &ArcSwapShard, id: u64, f: impl FnOnce(&[u8]) -> R) -> Option<R> {
-        shard.map.load().get(&id).map(|stored| f(stored))
+    fn with_entry<R>(&self, id: u64, f: impl FnOnce(&[u8]) -> R) -> Option<R> {
+        self.map.load().get(&id).map(|stored| f(stored))
     }
 
     /// Takes a reference count on the string and lets the map's guard go
     /// before calling `f`: no copy, and no guard held while `f` interns.
-    fn with_entry_unlocked<R>(
-        shard: &ArcSwapShard,
-        id: u64,
-        f: impl FnOnce(&[u8]) -> R,
-    ) -> Option<R> {
-        let stored = shard.map.load().get(&id).map(Arc::clone);
+    fn with_entry_unlocked<R>(&self, id: u64, f: impl FnOnce(&[u8]) -> R) -> Option<R> {
+        let stored = self.map.load().get(&id).map(Arc::clone);
         stored.map(|bytes| f(&bytes))
     }
 
-    fn visit_since(
-        shard: &ArcSwapShard,
-        from: usize,
-        mut f: impl FnMut(u64, &[u8]),
-    ) -> Option<usize> {
-        if !shard.open.is_open() {
+    fn visit_since(&self, from: usize, mut f: impl FnMut(u64, &[u8])) -> Option<usize> {
+        if !self.open.is_open() {
             return None;
         }
         // Under the writer lock, the current map holds exactly `order`.
-        let writer = sync::lock(&shard.writer);
-        let map = shard.map.load();
+        let writer = sync::lock(&self.writer);
+        let map = self.map.load();
         for id in writer.order.get(from..).unwrap_or_default() {
             f(*id, &map[id]);
         }
         Some(writer.order.len())
     }
 
-    fn set_open(shard: &ArcSwapShard, open: bool) {
-        shard.open.set(open);
+    fn set_open(&self, open: bool) {
+        self.open.set(open);
     }
 
-    fn is_open(shard: &ArcSwapShard) -> bool {
-        shard.open.is_open()
+    fn is_open(&self) -> bool {
+        self.open.is_open()
     }
 
-    fn stats(shard: &ArcSwapShard) -> ShardStats {
-        let used = sync::lock(&shard.writer).used;
+    fn stats(&self) -> ShardStats {
+        let used = sync::lock(&self.writer).used;
         ShardStats {
-            entries: shard.map.load().len(),
+            entries: self.map.load().len(),
             bytes: used,
         }
     }
 
-    fn clear(shard: &mut ArcSwapShard) {
-        shard.map.store(Arc::new(Map::new()));
-        *sync::lock(&shard.writer) = Writer::default();
-        shard.open.set(true);
+    fn clear(&mut self) {
+        self.map.store(Arc::new(Map::new()));
+        *sync::lock(&self.writer) = Writer::default();
+        self.open.set(true);
     }
 }

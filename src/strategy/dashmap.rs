@@ -4,9 +4,8 @@
 use dashmap::mapref::entry::Entry;
 use dashmap::DashMap;
 
-use super::imp::{
-    compare, reserve_bytes, try_copy, OpenFlag, Refusal, ShardConfig, ShardOps, ShardStats,
-};
+use super::imp::{IdSource, Refusal, Sealed, Shard, ShardConfig, ShardStats};
+use super::parts::{compare, reserve_bytes, try_copy, OpenFlag};
 use super::{Registered, Strategy};
 use crate::sync::{self, AtomicUsize, Mutex, Ordering};
 
@@ -26,7 +25,10 @@ pub struct DashMapStrategy;
 
 impl Strategy for DashMapStrategy {
     const NAME: &'static str = "dashmap";
+    type Shard = DashMapShard;
 }
+
+impl Sealed for DashMapStrategy {}
 
 /// One NC's shard.
 pub struct DashMapShard {
@@ -40,11 +42,10 @@ pub struct DashMapShard {
     byte_cap: usize,
 }
 
-impl ShardOps for DashMapStrategy {
-    type Shard = DashMapShard;
+impl Shard for DashMapShard {
     const GLOBAL_MERGE_LOCK: bool = false;
 
-    fn new_shard(config: &ShardConfig) -> Result<DashMapShard, Refusal> {
+    fn new(config: &ShardConfig) -> Result<Self, Refusal> {
         // dashmap's own default sharding, made explicit: its `try_reserve`
         // reserves per internal shard, so the capacity is split here.
         let shards = std::thread::available_parallelism()
@@ -64,25 +65,25 @@ impl ShardOps for DashMapStrategy {
     }
 
     fn register(
-        shard: &DashMapShard,
+        &self,
         id: u64,
         bytes: &[u8],
-        _id_is_hash: bool,
+        _source: IdSource,
         on_conflict: impl FnOnce(&[u8]),
     ) -> Result<Registered, Refusal> {
-        shard.open.check()?;
+        self.open.check()?;
         // Read first: a hit takes only a read lock.
-        let stored = match shard.map.get(&id) {
+        let stored = match self.map.get(&id) {
             Some(stored) => stored,
-            None => match shard.map.entry(id) {
+            None => match self.map.entry(id) {
                 Entry::Occupied(stored) => stored.into_ref().downgrade(),
                 Entry::Vacant(slot) => {
                     let owned = try_copy(bytes)?;
-                    let mut order = sync::lock(&shard.order);
+                    let mut order = sync::lock(&self.order);
                     order.try_reserve(1).map_err(|_| Refusal::OutOfMemory)?;
                     // Reserve the bytes against the cap atomically: the
                     // map's internal shards do not serialise all inserts.
-                    reserve_bytes(&shard.bytes, shard.byte_cap, bytes.len())?;
+                    reserve_bytes(&self.bytes, self.byte_cap, bytes.len())?;
                     slot.insert(owned);
                     order.push(id);
                     return Ok(Registered::Inserted);
@@ -92,50 +93,46 @@ impl ShardOps for DashMapStrategy {
         Ok(compare(&stored, bytes, on_conflict))
     }
 
-    fn with_entry<R>(shard: &DashMapShard, id: u64, f: impl FnOnce(&[u8]) -> R) -> Option<R> {
-        shard.map.get(&id).map(|stored| f(&stored))
+    fn with_entry<R>(&self, id: u64, f: impl FnOnce(&[u8]) -> R) -> Option<R> {
+        self.map.get(&id).map(|stored| f(&stored))
     }
 
-    fn visit_since(
-        shard: &DashMapShard,
-        from: usize,
-        mut f: impl FnMut(u64, &[u8]),
-    ) -> Option<usize> {
-        if !shard.open.is_open() {
+    fn visit_since(&self, from: usize, mut f: impl FnMut(u64, &[u8])) -> Option<usize> {
+        if !self.open.is_open() {
             return None;
         }
         let (ids, end) = {
-            let order = sync::lock(&shard.order);
+            let order = sync::lock(&self.order);
             (order.get(from..).unwrap_or_default().to_vec(), order.len())
         };
         for id in ids {
             // Pushed after its insert, and entries are never removed.
-            if let Some(bytes) = shard.map.get(&id) {
+            if let Some(bytes) = self.map.get(&id) {
                 f(id, &bytes);
             }
         }
         Some(end)
     }
 
-    fn set_open(shard: &DashMapShard, open: bool) {
-        shard.open.set(open);
+    fn set_open(&self, open: bool) {
+        self.open.set(open);
     }
 
-    fn is_open(shard: &DashMapShard) -> bool {
-        shard.open.is_open()
+    fn is_open(&self) -> bool {
+        self.open.is_open()
     }
 
-    fn stats(shard: &DashMapShard) -> ShardStats {
+    fn stats(&self) -> ShardStats {
         ShardStats {
-            entries: shard.map.len(),
-            bytes: shard.bytes.load(Ordering::Relaxed),
+            entries: self.map.len(),
+            bytes: self.bytes.load(Ordering::Relaxed),
         }
     }
 
-    fn clear(shard: &mut DashMapShard) {
-        shard.map = DashMap::new();
-        *sync::lock(&shard.order) = Vec::new();
-        shard.bytes.store(0, Ordering::Relaxed);
-        shard.open.set(true);
+    fn clear(&mut self) {
+        self.map = DashMap::new();
+        *sync::lock(&self.order) = Vec::new();
+        self.bytes.store(0, Ordering::Relaxed);
+        self.open.set(true);
     }
 }

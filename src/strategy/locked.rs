@@ -3,9 +3,9 @@
 //! every register (hit or miss) and for read to look up and to merge, under
 //! the db's global `RwLock` taken for read across the whole-array merge.
 //!
-//! The protocol is written once ([`LockedTable`] and the blanket
-//! [`ShardOps`] impl); each strategy names only its lock, so the benchmark
-//! compares lock implementations and nothing else:
+//! The protocol is written once ([`LockedShard`] over any [`NcLock`]); each
+//! strategy names only its lock, so the benchmark compares lock
+//! implementations and nothing else:
 //!
 //! * [`RwLockStrategy`]: `std::sync::RwLock`, the futex RwLock the
 //!   reference describes (the compatibility mode);
@@ -16,7 +16,8 @@
 
 use core::ops::{Deref, DerefMut};
 
-use super::imp::{check_cap, compare, try_copy, Refusal, ShardConfig, ShardOps, ShardStats};
+use super::imp::{IdSource, Refusal, Sealed, Shard, ShardConfig, ShardStats};
+use super::parts::{check_cap, compare, try_copy};
 use super::{Registered, Strategy};
 use crate::sync;
 
@@ -40,14 +41,6 @@ pub trait NcLock: Send + Sync + Sized + 'static {
     fn write(&self) -> Self::Write<'_>;
 }
 
-/// A strategy that is the reference protocol over the lock `Lock`. (Not a
-/// subtrait of [`Strategy`]: the blanket `ShardOps` impl below would then
-/// depend on itself.)
-pub trait LockedStrategy: Send + Sync + Sized + 'static {
-    /// The per-NC lock.
-    type Lock: NcLock;
-}
-
 /// One NC's state under a lock.
 #[derive(Debug)]
 pub struct LockedTable {
@@ -69,11 +62,10 @@ pub struct RwLockStrategy;
 
 impl Strategy for RwLockStrategy {
     const NAME: &'static str = "rwlock";
+    type Shard = LockedShard<sync::RwLock<LockedTable>>;
 }
 
-impl LockedStrategy for RwLockStrategy {
-    type Lock = sync::RwLock<LockedTable>;
-}
+impl Sealed for RwLockStrategy {}
 
 impl NcLock for sync::RwLock<LockedTable> {
     type Read<'a> = sync::RwLockReadGuard<'a, LockedTable>;
@@ -101,12 +93,11 @@ pub struct ShardedLockStrategy;
 #[cfg(all(feature = "sharded-lock", not(interner_loom)))]
 impl Strategy for ShardedLockStrategy {
     const NAME: &'static str = "sharded-lock";
+    type Shard = LockedShard<sync::ShardedLock<LockedTable>>;
 }
 
 #[cfg(all(feature = "sharded-lock", not(interner_loom)))]
-impl LockedStrategy for ShardedLockStrategy {
-    type Lock = sync::ShardedLock<LockedTable>;
-}
+impl Sealed for ShardedLockStrategy {}
 
 #[cfg(all(feature = "sharded-lock", not(interner_loom)))]
 impl NcLock for sync::ShardedLock<LockedTable> {
@@ -133,12 +124,11 @@ pub struct ParkingLotStrategy;
 #[cfg(all(feature = "parking-lot", not(interner_loom)))]
 impl Strategy for ParkingLotStrategy {
     const NAME: &'static str = "parking-lot";
+    type Shard = LockedShard<sync::ParkingLotRwLock<LockedTable>>;
 }
 
 #[cfg(all(feature = "parking-lot", not(interner_loom)))]
-impl LockedStrategy for ParkingLotStrategy {
-    type Lock = sync::ParkingLotRwLock<LockedTable>;
-}
+impl Sealed for ParkingLotStrategy {}
 
 #[cfg(all(feature = "parking-lot", not(interner_loom)))]
 impl NcLock for sync::ParkingLotRwLock<LockedTable> {
@@ -161,16 +151,15 @@ pub struct LockedShard<L> {
     inner: L,
 }
 
-impl<S: LockedStrategy> ShardOps for S {
-    type Shard = LockedShard<S::Lock>;
+impl<L: NcLock> Shard for LockedShard<L> {
     const GLOBAL_MERGE_LOCK: bool = true;
 
-    fn new_shard(config: &ShardConfig) -> Result<Self::Shard, Refusal> {
+    fn new(config: &ShardConfig) -> Result<Self, Refusal> {
         let mut map = hashbrown::HashMap::new();
         map.try_reserve(config.initial_capacity)
             .map_err(|_| Refusal::OutOfMemory)?;
         Ok(LockedShard {
-            inner: S::Lock::new(LockedTable {
+            inner: L::new(LockedTable {
                 open: true,
                 map,
                 order: Vec::new(),
@@ -181,13 +170,13 @@ impl<S: LockedStrategy> ShardOps for S {
     }
 
     fn register(
-        shard: &Self::Shard,
+        &self,
         id: u64,
         bytes: &[u8],
-        _id_is_hash: bool,
+        _source: IdSource,
         on_conflict: impl FnOnce(&[u8]),
     ) -> Result<Registered, Refusal> {
-        let mut table = shard.inner.write();
+        let mut table = self.inner.write();
         if !table.open {
             return Err(Refusal::Closed);
         }
@@ -209,16 +198,12 @@ impl<S: LockedStrategy> ShardOps for S {
         Ok(Registered::Inserted)
     }
 
-    fn with_entry<R>(shard: &Self::Shard, id: u64, f: impl FnOnce(&[u8]) -> R) -> Option<R> {
-        shard.inner.read().map.get(&id).map(|b| f(b))
+    fn with_entry<R>(&self, id: u64, f: impl FnOnce(&[u8]) -> R) -> Option<R> {
+        self.inner.read().map.get(&id).map(|b| f(b))
     }
 
-    fn visit_since(
-        shard: &Self::Shard,
-        from: usize,
-        mut f: impl FnMut(u64, &[u8]),
-    ) -> Option<usize> {
-        let table = shard.inner.read();
+    fn visit_since(&self, from: usize, mut f: impl FnMut(u64, &[u8])) -> Option<usize> {
+        let table = self.inner.read();
         if !table.open {
             return None;
         }
@@ -228,24 +213,24 @@ impl<S: LockedStrategy> ShardOps for S {
         Some(table.order.len())
     }
 
-    fn set_open(shard: &Self::Shard, open: bool) {
-        shard.inner.write().open = open;
+    fn set_open(&self, open: bool) {
+        self.inner.write().open = open;
     }
 
-    fn is_open(shard: &Self::Shard) -> bool {
-        shard.inner.read().open
+    fn is_open(&self) -> bool {
+        self.inner.read().open
     }
 
-    fn stats(shard: &Self::Shard) -> ShardStats {
-        let table = shard.inner.read();
+    fn stats(&self) -> ShardStats {
+        let table = self.inner.read();
         ShardStats {
             entries: table.map.len(),
             bytes: table.bytes,
         }
     }
 
-    fn clear(shard: &mut Self::Shard) {
-        let mut table = shard.inner.write();
+    fn clear(&mut self) {
+        let mut table = self.inner.write();
         table.map = hashbrown::HashMap::new();
         table.order = Vec::new();
         table.bytes = 0;

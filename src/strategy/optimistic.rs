@@ -6,7 +6,8 @@
 //! map under the NC's writer lock serves everything else: resolving ids, and
 //! finding conflicts.
 
-use super::imp::{check_cap, compare, Refusal, ShardConfig, ShardOps, ShardStats};
+use super::imp::{IdSource, Refusal, Sealed, Shard, ShardConfig, ShardStats};
+use super::parts::{check_cap, compare};
 use super::{Registered, Strategy};
 use crate::raw::{Entry, RawShard};
 
@@ -26,7 +27,10 @@ pub struct OptimisticStrategy;
 
 impl Strategy for OptimisticStrategy {
     const NAME: &'static str = "optimistic";
+    type Shard = OptimisticShard;
 }
+
+impl Sealed for OptimisticStrategy {}
 
 /// The shard and its byte cap.
 pub struct OptimisticShard {
@@ -34,11 +38,10 @@ pub struct OptimisticShard {
     byte_cap: usize,
 }
 
-impl ShardOps for OptimisticStrategy {
-    type Shard = OptimisticShard;
+impl Shard for OptimisticShard {
     const GLOBAL_MERGE_LOCK: bool = false;
 
-    fn new_shard(config: &ShardConfig) -> Result<OptimisticShard, Refusal> {
+    fn new(config: &ShardConfig) -> Result<Self, Refusal> {
         Ok(OptimisticShard {
             raw: RawShard::try_new(config.initial_capacity).ok_or(Refusal::OutOfMemory)?,
             byte_cap: config.byte_cap,
@@ -48,16 +51,16 @@ impl ShardOps for OptimisticStrategy {
     /// The hit path: acquire loads only (`is_open`, `find_by_bytes`), no
     /// lock, no read-modify-write, no store.
     #[inline]
-    fn find_hit(shard: &OptimisticShard, bytes: &[u8]) -> Option<u64> {
-        if !shard.raw.is_open() {
+    fn find_hit(&self, bytes: &[u8]) -> Option<u64> {
+        if !self.raw.is_open() {
             return None;
         }
-        shard.raw.find_by_bytes(bytes).map(Entry::id)
+        self.raw.find_by_bytes(bytes).map(Entry::id)
     }
 
-    fn find_hits<B: AsRef<[u8]>>(shard: &OptimisticShard, names: &[B], ids: &mut [u64]) {
-        if shard.raw.is_open() {
-            shard.raw.find_ids_by_bytes(names, ids);
+    fn find_hits<B: AsRef<[u8]>>(&self, names: &[B], ids: &mut [u64]) {
+        if self.raw.is_open() {
+            self.raw.find_ids_by_bytes(names, ids);
         } else {
             ids.fill(0);
         }
@@ -65,73 +68,64 @@ impl ShardOps for OptimisticStrategy {
 
     #[inline]
     fn register(
-        shard: &OptimisticShard,
+        &self,
         id: u64,
         bytes: &[u8],
-        id_is_hash: bool,
+        source: IdSource,
         on_conflict: impl FnOnce(&[u8]),
     ) -> Result<Registered, Refusal> {
         // Lock-free first, as in `find_hit`, where that can answer: the
         // by-bytes index holds only entries stored under the hash of their
         // bytes, so a caller's other id always takes the lock.
-        if !shard.raw.is_open() {
+        if !self.raw.is_open() {
             return Err(Refusal::Closed);
         }
-        if id_is_hash && shard.raw.find_by_bytes(bytes).is_some() {
+        if source == IdSource::Hash && self.raw.find_by_bytes(bytes).is_some() {
             return Ok(Registered::AlreadyPresent);
         }
-        register_miss(shard, id, bytes, id_is_hash, on_conflict)
+        register_miss(self, id, bytes, source, on_conflict)
     }
 
-    fn with_entry<R>(shard: &OptimisticShard, id: u64, f: impl FnOnce(&[u8]) -> R) -> Option<R> {
+    fn with_entry<R>(&self, id: u64, f: impl FnOnce(&[u8]) -> R) -> Option<R> {
         // `find_by_id` releases the lock before returning: `f` may call back
         // into the db.
-        shard.raw.find_by_id(id).map(|entry| f(entry.bytes()))
+        self.raw.find_by_id(id).map(|entry| f(entry.bytes()))
     }
 
     /// No copy: `with_entry` already calls `f` with no lock held.
-    fn with_entry_unlocked<R>(
-        shard: &OptimisticShard,
-        id: u64,
-        f: impl FnOnce(&[u8]) -> R,
-    ) -> Option<R> {
-        Self::with_entry(shard, id, f)
+    fn with_entry_unlocked<R>(&self, id: u64, f: impl FnOnce(&[u8]) -> R) -> Option<R> {
+        self.with_entry(id, f)
     }
 
-    fn visit_since(
-        shard: &OptimisticShard,
-        from: usize,
-        mut f: impl FnMut(u64, &[u8]),
-    ) -> Option<usize> {
-        if !shard.raw.is_open() {
+    fn visit_since(&self, from: usize, mut f: impl FnMut(u64, &[u8])) -> Option<usize> {
+        if !self.raw.is_open() {
             return None;
         }
         Some(
-            shard
-                .raw
+            self.raw
                 .for_each_since(from, |entry| f(entry.id(), entry.bytes())),
         )
     }
 
-    fn set_open(shard: &OptimisticShard, open: bool) {
+    fn set_open(&self, open: bool) {
         // Under the writer lock, so that no miss in progress inserts into a
         // shard that `close_nc` has returned from closing.
-        shard.raw.write().set_open(open);
+        self.raw.write().set_open(open);
     }
 
-    fn is_open(shard: &OptimisticShard) -> bool {
-        shard.raw.is_open()
+    fn is_open(&self) -> bool {
+        self.raw.is_open()
     }
 
-    fn stats(shard: &OptimisticShard) -> ShardStats {
+    fn stats(&self) -> ShardStats {
         ShardStats {
-            entries: shard.raw.len(),
-            bytes: shard.raw.bytes(),
+            entries: self.raw.len(),
+            bytes: self.raw.bytes(),
         }
     }
 
-    fn clear(shard: &mut OptimisticShard) {
-        shard.raw.clear();
+    fn clear(&mut self) {
+        self.raw.clear();
     }
 }
 
@@ -145,7 +139,7 @@ fn register_miss(
     shard: &OptimisticShard,
     id: u64,
     bytes: &[u8],
-    id_is_hash: bool,
+    source: IdSource,
     on_conflict: impl FnOnce(&[u8]),
 ) -> Result<Registered, Refusal> {
     let mut writer = shard.raw.write();
@@ -154,7 +148,7 @@ fn register_miss(
     }
     if let Some(entry) = writer.find_by_id(id) {
         let outcome = compare(entry.bytes(), bytes, on_conflict);
-        if outcome == Registered::AlreadyPresent && id_is_hash {
+        if outcome == Registered::AlreadyPresent && source == IdSource::Hash {
             writer
                 .index_by_bytes(entry)
                 .map_err(|_| Refusal::OutOfMemory)?;
@@ -163,7 +157,7 @@ fn register_miss(
     }
     check_cap(writer.bytes(), shard.byte_cap, bytes.len())?;
     writer
-        .insert(id, bytes, id_is_hash)
+        .insert(id, bytes, source == IdSource::Hash)
         .map_err(|_| Refusal::OutOfMemory)?;
     Ok(Registered::Inserted)
 }

@@ -1,0 +1,99 @@
+//! Parts the strategies share: the compare that tells a repeat from a
+//! conflict, an open flag for strategies with no lock around their state,
+//! fallible copies, and byte-cap checks.
+
+use super::imp::Refusal;
+use super::Registered;
+use crate::sync::{AtomicBool, AtomicUsize, Ordering};
+
+/// What registering `bytes` found when the shard already stores `stored`
+/// under the id: the same string, or a conflict reported through
+/// `on_conflict`. One definition for every strategy.
+#[inline]
+pub(crate) fn compare(stored: &[u8], bytes: &[u8], on_conflict: impl FnOnce(&[u8])) -> Registered {
+    if crate::raw::bytes_eq(stored, bytes) {
+        Registered::AlreadyPresent
+    } else {
+        on_conflict(stored);
+        Registered::Conflict
+    }
+}
+
+/// An NC's open flag, for strategies whose state has no lock around it.
+/// Closing is then a flag: an intern already past its check may still
+/// complete after the close returns.
+#[derive(Debug)]
+#[allow(dead_code)] // its users are optional (and not in loom builds)
+pub(crate) struct OpenFlag(AtomicBool);
+
+#[allow(dead_code)] // as above
+impl OpenFlag {
+    /// An open NC.
+    pub(crate) fn new() -> Self {
+        OpenFlag(AtomicBool::new(true))
+    }
+
+    /// Whether the NC is open (acquire: pairs with `set`).
+    #[inline]
+    pub(crate) fn is_open(&self) -> bool {
+        self.0.load(Ordering::Acquire)
+    }
+
+    /// `Err(Closed)` if the NC is closed.
+    #[inline]
+    pub(crate) fn check(&self) -> Result<(), Refusal> {
+        if self.is_open() {
+            Ok(())
+        } else {
+            Err(Refusal::Closed)
+        }
+    }
+
+    /// Opens or closes the NC.
+    pub(crate) fn set(&self, open: bool) {
+        self.0.store(open, Ordering::Release);
+    }
+}
+
+/// An owned copy of `bytes`, allocated fallibly: running out of memory
+/// is a refusal, not an abort.
+pub(crate) fn try_copy(bytes: &[u8]) -> Result<Box<[u8]>, Refusal> {
+    let mut owned = Vec::new();
+    owned
+        .try_reserve_exact(bytes.len())
+        .map_err(|_| Refusal::OutOfMemory)?;
+    owned.extend_from_slice(bytes);
+    Ok(owned.into_boxed_slice())
+}
+
+/// Whether `needed` more bytes fit under `cap` beside `used`.
+pub(crate) fn check_cap(used: usize, cap: usize, needed: usize) -> Result<(), Refusal> {
+    if needed > cap.saturating_sub(used) {
+        return Err(Refusal::CapReached { used, cap });
+    }
+    Ok(())
+}
+
+/// Reserves `needed` bytes of `cap` on a shared counter of bytes used,
+/// for strategies whose inserts are not serialised by one lock. Counts
+/// each failed compare-and-swap in this thread's contention counters.
+#[allow(dead_code)] // its users are optional (and not in loom builds)
+pub(crate) fn reserve_bytes(used: &AtomicUsize, cap: usize, needed: usize) -> Result<(), Refusal> {
+    let mut current = used.load(Ordering::Relaxed);
+    loop {
+        check_cap(current, cap, needed)?;
+        // Relaxed: the counter only bounds the total; it orders nothing.
+        match used.compare_exchange(
+            current,
+            current + needed,
+            Ordering::Relaxed,
+            Ordering::Relaxed,
+        ) {
+            Ok(_) => return Ok(()),
+            Err(now) => {
+                crate::contention::record_cas_retry();
+                current = now;
+            }
+        }
+    }
+}
