@@ -124,6 +124,7 @@
 #![deny(unsafe_op_in_unsafe_fn, missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
+mod config;
 mod conflict;
 pub mod contention;
 mod db;
@@ -142,8 +143,9 @@ mod static_name;
 pub mod strategy;
 mod sync;
 
+pub use config::{Config, DEFAULT_CONFLICT_BUDGET, DEFAULT_NCS};
 pub use conflict::Conflict;
-pub use db::{Config, InternedStringDb, DEFAULT_CONFLICT_BUDGET, DEFAULT_NCS};
+pub use db::InternedStringDb;
 pub use error::{BatchError, Error};
 #[cfg(not(interner_loom))]
 pub use global::global;

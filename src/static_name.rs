@@ -1,6 +1,7 @@
 //! Names whose id is computed at compile time.
 
-use crate::db::{InternedStringDb, DEFAULT_NCS};
+use crate::config::DEFAULT_NCS;
+use crate::db::InternedStringDb;
 use crate::error::Error;
 use crate::global::global;
 use crate::id::get_id_const;

@@ -6,7 +6,8 @@ use std::ffi::c_char;
 
 use super::shard::InternedDataShard;
 use super::{guard, log_error, required_str, status, NRT_STATUS};
-use crate::db::{Config, InternedStringDb};
+use crate::config::Config;
+use crate::db::InternedStringDb;
 use crate::snapshot::Snapshot;
 
 /// A db of N NCs (the default strategy). Opaque to C.

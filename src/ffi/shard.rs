@@ -9,8 +9,9 @@ use super::{
     export_names, free_c_strings, guard, leak_array, log_error, required_str, status, take_array,
     NRT_STATUS,
 };
+use crate::config::Config;
 use crate::conflict::Conflict;
-use crate::db::{Config, InternedStringDb};
+use crate::db::InternedStringDb;
 use crate::get_id;
 
 /// An id → string table (the reference's 48-byte hashbrown shard; here a

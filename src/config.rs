@@ -1,0 +1,106 @@
+//! How a db is built: [`Config`] and its defaults.
+
+use crate::id::ID_MASK;
+use crate::strategy::imp::ShardConfig;
+
+/// The number of NCs a db has unless configured otherwise (the reference's
+/// `CONTEXTS[256]`).
+pub const DEFAULT_NCS: usize = 256;
+
+/// Bytes of conflicts each NC stores unless configured otherwise
+/// ([`Config::conflict_budget`]): 64 KiB, about 340 conflicts between names
+/// of 60 bytes, so 16 MiB for 256 NCs at worst.
+pub const DEFAULT_CONFLICT_BUDGET: usize = 64 * 1024;
+
+/// How a db is built: number of NCs, per-NC byte cap, initial capacity,
+/// per-NC conflict budget.
+///
+/// ```
+/// use interned_string_db::{Config, InternedStringDb};
+/// let db: InternedStringDb = InternedStringDb::with_config(Config::new().ncs(8).byte_cap(1 << 20));
+/// assert_eq!(db.ncs(), 8);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Config {
+    pub(crate) ncs: usize,
+    pub(crate) byte_cap: Option<usize>,
+    pub(crate) initial_capacity: usize,
+    pub(crate) conflict_budget: usize,
+    pub(crate) id_mask: u64,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            ncs: DEFAULT_NCS,
+            byte_cap: None,
+            initial_capacity: 0,
+            conflict_budget: DEFAULT_CONFLICT_BUDGET,
+            id_mask: ID_MASK,
+        }
+    }
+}
+
+impl Config {
+    /// The defaults: 256 NCs, no byte cap, shards that start empty, a
+    /// conflict budget of [`DEFAULT_CONFLICT_BUDGET`] bytes per NC.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The number of NCs (shards). Must be at least 1
+    /// ([`Error::ZeroNcs`] otherwise).
+    pub fn ncs(mut self, ncs: usize) -> Self {
+        self.ncs = ncs;
+        self
+    }
+
+    /// Caps the bytes of string data each NC's shard may hold; an intern that
+    /// would go past it fails with [`Error::CapReached`] and stores nothing.
+    /// `None` (the default) means no cap.
+    pub fn byte_cap(mut self, cap: impl Into<Option<usize>>) -> Self {
+        self.byte_cap = cap.into();
+        self
+    }
+
+    /// Entries each shard can hold before it first grows, allocated up front
+    /// for every NC. A capacity the allocator refuses (or, for the optimistic
+    /// strategy, past 5 × 2^31 entries, its largest index) is
+    /// [`Error::ConfigTooLarge`] from
+    /// [`try_with_config`](InternedStringDb::try_with_config): never clamped,
+    /// so that a db never silently has less room than asked for.
+    pub fn initial_capacity(mut self, entries: usize) -> Self {
+        self.initial_capacity = entries;
+        self
+    }
+
+    /// Caps the memory each NC's conflict log may take: the bytes of the
+    /// conflicting strings (each rejected string, and each contested id's
+    /// kept string once) plus 128 bytes of bookkeeping per string. Past it, a
+    /// new conflict still keeps the first string and still returns
+    /// [`Registered::Conflict`], but is counted in
+    /// [`conflicts_dropped`](InternedStringDb::conflicts_dropped) (and
+    /// [`Snapshot::conflicts_dropped`]) instead of being stored. Conflicts do
+    /// not count against [`byte_cap`](Self::byte_cap). `0` stores none.
+    pub fn conflict_budget(mut self, bytes: usize) -> Self {
+        self.conflict_budget = bytes;
+        self
+    }
+
+    /// **Testing only.** Narrows the ids this db computes to
+    /// `((get_id(bytes) - 1) & mask) + 1`, so that tests can produce id
+    /// collisions on demand (real 50-bit collisions are rare). A db built
+    /// with a narrowed mask is not compatible with [`get_id`].
+    #[doc(hidden)]
+    pub fn narrow_id_mask_for_tests(mut self, mask: u64) -> Self {
+        self.id_mask = mask & ID_MASK;
+        self
+    }
+
+    pub(crate) fn shard_config(&self) -> ShardConfig {
+        ShardConfig {
+            byte_cap: self.byte_cap.unwrap_or(usize::MAX),
+            initial_capacity: self.initial_capacity,
+        }
+    }
+}
