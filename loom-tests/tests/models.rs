@@ -111,16 +111,6 @@ fn same_and_different<S: Strategy>() {
     });
 }
 
-#[test]
-fn optimistic_same_and_different() {
-    same_and_different::<OptimisticStrategy>();
-}
-
-#[test]
-fn rwlock_same_and_different() {
-    same_and_different::<RwLockStrategy>();
-}
-
 /// Interns `stored` in one NC, then two threads intern `racing`: one inserts
 /// it while the other probes the index lock-free. Both get its id, exactly
 /// one inserts it, and everything is stored once.
@@ -339,16 +329,6 @@ fn snapshot_races_intern_and_close<S: Strategy>() {
     });
 }
 
-#[test]
-fn optimistic_snapshot_races_intern_and_close() {
-    snapshot_races_intern_and_close::<OptimisticStrategy>();
-}
-
-#[test]
-fn rwlock_snapshot_races_intern_and_close() {
-    snapshot_races_intern_and_close::<RwLockStrategy>();
-}
-
 // ---------------------------------------------------------------------------
 // Close and open.
 
@@ -375,16 +355,6 @@ fn closed_shows_what_preceded<S: Strategy>() {
         closer.join().unwrap();
         observer.join().unwrap();
     });
-}
-
-#[test]
-fn optimistic_closed_shows_what_preceded() {
-    closed_shows_what_preceded::<OptimisticStrategy>();
-}
-
-#[test]
-fn rwlock_closed_shows_what_preceded() {
-    closed_shows_what_preceded::<RwLockStrategy>();
 }
 
 /// A close races the conflict path (an intern of a string whose id another
@@ -424,16 +394,6 @@ fn close_races_conflict<S: Strategy>() {
         db.open_nc(0).unwrap();
         assert_eq!(db.resolve(0, 1).as_deref(), Some(&b"a"[..]));
     });
-}
-
-#[test]
-fn optimistic_close_races_conflict() {
-    close_races_conflict::<OptimisticStrategy>();
-}
-
-#[test]
-fn rwlock_close_races_conflict() {
-    close_races_conflict::<RwLockStrategy>();
 }
 
 /// Fails every allocation aligned to 64 bytes or more (the by-bytes index's
@@ -542,3 +502,35 @@ fn rwlock_lock_nesting_does_not_deadlock() {
         assert!(db.snapshot().contains(get_id(b"y")));
     });
 }
+
+/// The models above that every strategy in loom builds runs, one module per
+/// strategy (the crate's one list: `optimistic::same_and_different`, ...).
+macro_rules! models_per_strategy {
+    ({} $($module:ident: $strategy:path,)*) => {
+        $(
+            mod $module {
+                #[test]
+                fn same_and_different() {
+                    super::same_and_different::<$strategy>();
+                }
+
+                #[test]
+                fn snapshot_races_intern_and_close() {
+                    super::snapshot_races_intern_and_close::<$strategy>();
+                }
+
+                #[test]
+                fn closed_shows_what_preceded() {
+                    super::closed_shows_what_preceded::<$strategy>();
+                }
+
+                #[test]
+                fn close_races_conflict() {
+                    super::close_races_conflict::<$strategy>();
+                }
+            }
+        )*
+    };
+}
+
+interned_string_db::__for_each_strategy!(models_per_strategy {});
