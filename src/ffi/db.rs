@@ -77,6 +77,26 @@ pub(super) unsafe fn live<'a>(
     }
 }
 
+/// Runs `body` on the db behind `db` inside the panic guard: a NULL `db`
+/// answers `NRT_INVALID` (logged), a panic `NRT_FAILURE`.
+///
+/// # Safety
+///
+/// `db` is NULL or live for the call.
+pub(super) unsafe fn with_db(
+    function: &str,
+    db: *const NrtInternedStringDb,
+    body: impl FnOnce(&InternedStringDb) -> NRT_STATUS,
+) -> NRT_STATUS {
+    guard(function, NRT_STATUS::NRT_FAILURE, || {
+        // SAFETY: the caller's contract.
+        match unsafe { live(function, db) } {
+            Ok(db) => body(db),
+            Err(status) => status,
+        }
+    })
+}
+
 /// Interns `s` into NC `nc` and writes its id to `out_id`.
 ///
 /// Returns `NRT_INVALID` for a NULL db, string or `out_id`, an empty or
@@ -97,12 +117,7 @@ pub unsafe extern "C" fn nrt_interned_string_db_intern(
     out_id: *mut u64,
 ) -> NRT_STATUS {
     const NAME: &str = "nrt_interned_string_db_intern";
-    guard(NAME, NRT_STATUS::NRT_FAILURE, || {
-        // SAFETY: the caller's contract.
-        let db = match unsafe { live(NAME, db) } {
-            Ok(db) => db,
-            Err(status) => return status,
-        };
+    let body = |db: &InternedStringDb| {
         if out_id.is_null() {
             log_error(format_args!("{NAME}: out_id is NULL"));
             return NRT_STATUS::NRT_INVALID;
@@ -114,7 +129,9 @@ pub unsafe extern "C" fn nrt_interned_string_db_intern(
             unsafe { *out_id = id };
         }
         status(NAME, result)
-    })
+    };
+    // SAFETY: the caller's contract.
+    unsafe { with_db(NAME, db, body) }
 }
 
 /// Opens or closes an NC.
@@ -128,19 +145,16 @@ unsafe fn set_open(
     nc: usize,
     open: bool,
 ) -> NRT_STATUS {
-    guard(function, NRT_STATUS::NRT_FAILURE, || {
-        // SAFETY: the caller's contract.
-        let db = match unsafe { live(function, db) } {
-            Ok(db) => db,
-            Err(status) => return status,
-        };
+    let body = |db: &InternedStringDb| {
         let result = if open {
             db.open_nc(nc)
         } else {
             db.close_nc(nc)
         };
         status(function, result)
-    })
+    };
+    // SAFETY: the caller's contract.
+    unsafe { with_db(function, db, body) }
 }
 
 /// Closes NC `nc`: it refuses new strings and snapshots skip it; its entries
@@ -188,19 +202,16 @@ pub unsafe extern "C" fn nrt_interned_string_db_snapshot(
     out_shard: *mut *mut InternedDataShard,
 ) -> NRT_STATUS {
     const NAME: &str = "nrt_interned_string_db_snapshot";
-    guard(NAME, NRT_STATUS::NRT_FAILURE, || {
-        // SAFETY: the caller's contract.
-        let db = match unsafe { live(NAME, db) } {
-            Ok(db) => db,
-            Err(status) => return status,
-        };
+    let body = |db: &InternedStringDb| {
         if out_shard.is_null() {
             log_error(format_args!("{NAME}: out_shard is NULL"));
             return NRT_STATUS::NRT_INVALID;
         }
         // SAFETY: non-NULL and writable (the caller's contract).
         unsafe { export_to_shard(NAME, &db.snapshot(), out_shard) }
-    })
+    };
+    // SAFETY: the caller's contract.
+    unsafe { with_db(NAME, db, body) }
 }
 
 /// Copies `snapshot` into a new shard (the reference's export flow) and
