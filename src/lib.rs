@@ -122,7 +122,6 @@
 //! in-process ([`contention`]).
 
 #![deny(unsafe_op_in_unsafe_fn, missing_docs)]
-#![warn(clippy::undocumented_unsafe_blocks)]
 
 mod config;
 mod conflict;

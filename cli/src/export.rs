@@ -24,7 +24,7 @@ message dictionary {
 /// enough groups that readers' per-group overhead stays small.
 const ROWS_PER_GROUP: usize = 1 << 20;
 
-pub fn export(path: &Path, inputs: &[PathBuf], lossy: bool) -> Result<(), Failure> {
+pub(crate) fn export(path: &Path, inputs: &[PathBuf], lossy: bool) -> Result<(), Failure> {
     output::check_writable(path)?;
     let snapshot = load_and_merge(inputs)?;
     // Every name is checked before the output is created: a bad name leaves

@@ -8,7 +8,7 @@ use crate::Failure;
 
 /// Fails early, before any input is read, if `path` cannot be written: its
 /// directory is missing, or it is a directory.
-pub fn check_writable(path: &Path) -> Result<(), Failure> {
+pub(crate) fn check_writable(path: &Path) -> Result<(), Failure> {
     let parent = match path.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => dir,
         _ => Path::new("."),
@@ -26,7 +26,7 @@ pub fn check_writable(path: &Path) -> Result<(), Failure> {
 /// renamed over `path` only once `write` succeeded: on any failure nothing is
 /// left under `path` (an old file there is kept) and the temporary file is
 /// removed.
-pub fn write_atomically(
+pub(crate) fn write_atomically(
     path: &Path,
     write: impl FnOnce(&mut BufWriter<File>) -> Result<(), Failure>,
 ) -> Result<(), Failure> {

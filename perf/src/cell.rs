@@ -210,6 +210,7 @@ pub fn run<T: Subject>(
 
 /// One cell: a (subject, threads, workload, vocabulary, placement) and its
 /// runs.
+#[derive(Debug)]
 pub struct Cell {
     /// What is measured.
     pub subject: SubjectName,

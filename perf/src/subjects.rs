@@ -34,6 +34,7 @@ pub trait Visitor {
 }
 
 /// Our db with strategy `S`.
+#[derive(Debug)]
 pub struct Db<S: Strategy>(pub InternedStringDb<S>);
 
 impl<S: Strategy> Db<S> {
@@ -52,6 +53,7 @@ impl<S: Strategy> Subject for Db<S> {
 
 /// Our db with strategy `S`, fed a batch at a time through
 /// [`InternedStringDb::intern_batch`].
+#[derive(Debug)]
 pub struct DbBatch<S: Strategy>(pub Db<S>);
 
 impl<S: Strategy> Subject for DbBatch<S> {
@@ -72,6 +74,7 @@ impl<S: Strategy> Subject for DbBatch<S> {
 }
 
 /// The floor: `get_id` alone, storing nothing.
+#[derive(Debug)]
 pub struct GetIdOnly;
 
 impl Subject for GetIdOnly {
@@ -82,6 +85,7 @@ impl Subject for GetIdOnly {
 }
 
 /// `lasso::ThreadedRodeo`: a concurrent interner (returns its own keys).
+#[derive(Debug)]
 pub struct Lasso(pub lasso::ThreadedRodeo);
 
 impl Subject for Lasso {
@@ -92,6 +96,7 @@ impl Subject for Lasso {
 }
 
 /// `dashmap::DashMap<u64, Box<[u8]>>` keyed by our id; read first.
+#[derive(Debug)]
 pub struct DashMapPeer(pub dashmap::DashMap<u64, Box<[u8]>>);
 
 impl Subject for DashMapPeer {
@@ -107,7 +112,7 @@ impl Subject for DashMapPeer {
 
 /// `RwLock<HashMap<u64, Box<[u8]>>>` keyed by our id, read lock first,
 /// instrumented like our own locks (try first, time the blocking wait).
-#[derive(Default)]
+#[derive(Default, Debug)]
 pub struct RwLockHashMap(pub RwLock<HashMap<u64, Box<[u8]>>>);
 
 impl Subject for RwLockHashMap {
@@ -135,7 +140,7 @@ impl Subject for RwLockHashMap {
 }
 
 /// `Mutex<HashMap<u64, Box<[u8]>>>` keyed by our id, instrumented.
-#[derive(Default)]
+#[derive(Default, Debug)]
 pub struct MutexHashMap(pub Mutex<HashMap<u64, Box<[u8]>>>);
 
 impl Subject for MutexHashMap {
@@ -154,6 +159,7 @@ impl Subject for MutexHashMap {
 
 /// `ustr`: a global, process-wide string cache (returns its own pointers;
 /// it cannot be emptied, so it only grows across runs).
+#[derive(Debug)]
 pub struct UstrPeer;
 
 impl Subject for UstrPeer {

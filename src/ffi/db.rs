@@ -11,6 +11,7 @@ use crate::db::InternedStringDb;
 use crate::snapshot::Snapshot;
 
 /// A db of N NCs (the default strategy). Opaque to C.
+#[derive(Debug)]
 pub struct NrtInternedStringDb {
     db: InternedStringDb,
 }

@@ -16,6 +16,7 @@ use crate::get_id;
 
 /// An id → string table (the reference's 48-byte hashbrown shard; here a
 /// one-NC db of the default strategy, internally synchronised). Opaque to C.
+#[derive(Debug)]
 pub struct InternedDataShard {
     pub(crate) db: InternedStringDb,
     /// Conflicts found when this shard was built by merging (a snapshot),

@@ -10,6 +10,7 @@ use super::{guard, required_str, NRT_STATUS};
 use crate::snapshot::Cursor;
 
 /// What a sequence of deltas has delivered (see `Cursor`). Opaque to C.
+#[derive(Debug)]
 pub struct NrtInternedStringDbCursor {
     cursor: Cursor,
 }

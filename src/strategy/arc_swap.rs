@@ -36,7 +36,7 @@ impl Strategy for ArcSwapStrategy {
 impl Sealed for ArcSwapStrategy {}
 
 /// What the writer lock guards.
-#[derive(Default)]
+#[derive(Debug, Default)]
 struct Writer {
     /// Bytes stored.
     used: usize,
@@ -46,6 +46,7 @@ struct Writer {
 }
 
 /// One NC's shard.
+#[derive(Debug)]
 pub struct ArcSwapShard {
     map: ArcSwap<Map>,
     /// Serialises writers.

@@ -31,6 +31,7 @@ impl Strategy for DashMapStrategy {
 impl Sealed for DashMapStrategy {}
 
 /// One NC's shard.
+#[derive(Debug)]
 pub struct DashMapShard {
     map: DashMap<u64, Box<[u8]>>,
     /// The ids in insertion order, for `visit_since`. Pushed while the

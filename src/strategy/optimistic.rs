@@ -38,6 +38,17 @@ pub struct OptimisticShard {
     byte_cap: usize,
 }
 
+impl core::fmt::Debug for OptimisticShard {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("OptimisticShard")
+            .field("open", &self.raw.is_open())
+            .field("entries", &self.raw.len())
+            .field("bytes", &self.raw.bytes())
+            .field("byte_cap", &self.byte_cap)
+            .finish()
+    }
+}
+
 impl Shard for OptimisticShard {
     const GLOBAL_MERGE_LOCK: bool = false;
 

@@ -3,7 +3,7 @@
 //! `interned_string_db::__for_each_strategy!`).
 
 #[allow(dead_code)]
-pub mod model;
+pub(crate) mod model;
 
 /// Instantiates each generic test `fn name<S: Strategy>()` once per strategy,
 /// as `strategy_module::name`. Attributes written before a name (such as
@@ -42,6 +42,6 @@ macro_rules! __tests_for {
 }
 /// A realistic trace name: 20 to 60 bytes.
 #[allow(dead_code)]
-pub fn name(thread: usize, i: usize) -> String {
+pub(crate) fn name(thread: usize, i: usize) -> String {
     format!("model_{}/layer_{}/tensor_{thread}_{i}", i % 7, i % 97)
 }

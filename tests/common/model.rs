@@ -9,7 +9,7 @@ use interned_string_db::{Config, Error, InternedStringDb, Registered, Strategy};
 
 /// One operation.
 #[derive(Debug, Clone)]
-pub enum Op {
+pub(crate) enum Op {
     Intern { nc: usize, s: Vec<u8> },
     Register { nc: usize, id: u64, s: Vec<u8> },
     Lookup { nc: usize, s: Vec<u8> },
@@ -90,7 +90,7 @@ impl Model {
 
 /// Runs `ops` on a db of strategy `S` (`ncs` NCs, ids narrowed by `mask`)
 /// and on the model; the first disagreement is the error.
-pub fn check<S: Strategy>(ncs: usize, mask: u64, ops: &[Op]) -> Result<(), String> {
+pub(crate) fn check<S: Strategy>(ncs: usize, mask: u64, ops: &[Op]) -> Result<(), String> {
     // The model stores every conflict; so must the db (no budget).
     let db: InternedStringDb<S> = InternedStringDb::with_config(
         Config::new()
