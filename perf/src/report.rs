@@ -131,6 +131,7 @@ pub fn write_all(cells: &[Cell], dir: &Path, cpus: usize) -> std::io::Result<()>
         csv.push('\n');
     }
     std::fs::write(dir.join("contention.csv"), csv)?;
+    std::fs::write(dir.join("summary.md"), summary_markdown(cells))?;
     let plot = |file: &str, title: &str, y: &str, value: fn(&Measurement) -> f64| {
         plot_vs_threads(cells, &dir.join(file), title, y, value)
             .map_err(|e| std::io::Error::other(e.to_string()))
@@ -149,9 +150,104 @@ pub fn write_all(cells: &[Cell], dir: &Path, cpus: usize) -> std::io::Result<()>
     )
 }
 
+/// `summary.md`: for each (workload, placement), ns per operation per thread
+/// with the ratio to the `get_id` floor measured in the same run, then the
+/// contention counters of every multi-threaded cell: the tables
+/// `docs/benchmarks.md` quotes.
+fn summary_markdown(cells: &[Cell]) -> String {
+    let mut out = String::new();
+    let mut groups: Vec<(String, Placement)> = Vec::new();
+    for c in cells {
+        let key = (c.workload_label(), c.placement);
+        if !groups.contains(&key) {
+            groups.push(key);
+        }
+    }
+    for (workload, placement) in groups {
+        let group: Vec<&Cell> = cells
+            .iter()
+            .filter(|c| c.workload_label() == workload && c.placement == placement)
+            .collect();
+        let mut threads: Vec<usize> = group.iter().map(|c| c.threads).collect();
+        threads.sort_unstable();
+        threads.dedup();
+        let mut subjects: Vec<SubjectName> = Vec::new();
+        for c in &group {
+            if !subjects.contains(&c.subject) {
+                subjects.push(c.subject);
+            }
+        }
+        let find = |subject: SubjectName, t: usize| {
+            group
+                .iter()
+                .find(|c| c.subject == subject && c.threads == t)
+                .map(|c| c.median())
+        };
+        let _ = writeln!(
+            out,
+            "\n**{workload}, {}** (ns per operation per thread; × the floor in the same run)\n",
+            placement.label()
+        );
+        let _ = write!(out, "| subject |");
+        for t in &threads {
+            let _ = write!(out, " {t} thr |");
+        }
+        let _ = write!(out, "\n|---|");
+        for _ in &threads {
+            let _ = write!(out, "---:|");
+        }
+        out.push('\n');
+        for &subject in &subjects {
+            let _ = write!(out, "| {subject} |");
+            for &t in &threads {
+                // The floor runs in the first placement only: it has no NC.
+                let floor = cells
+                    .iter()
+                    .find(|c| {
+                        c.subject == SubjectName::Floor
+                            && c.threads == t
+                            && c.workload_label() == workload
+                    })
+                    .map(|c| c.median().ns_per_op_per_thread);
+                let _ = match (find(subject, t), floor) {
+                    (Some(m), Some(floor)) => write!(
+                        out,
+                        " {:.0} ({:.2}×) |",
+                        m.ns_per_op_per_thread,
+                        m.ns_per_op_per_thread / floor
+                    ),
+                    (Some(m), None) => write!(out, " {:.0} |", m.ns_per_op_per_thread),
+                    (None, _) => write!(out, " - |"),
+                };
+            }
+            out.push('\n');
+        }
+        let _ = writeln!(
+            out,
+            "\n| subject, threads | failed try-locks | lock wait ms | CAS retries | vcsw | ivcsw |\n|---|---:|---:|---:|---:|---:|"
+        );
+        for &subject in &subjects {
+            for &t in threads.iter().filter(|&&t| t > 1) {
+                if let Some(m) = find(subject, t) {
+                    let _ = writeln!(
+                        out,
+                        "| {subject}, {t} | {} | {:.1} | {} | {} | {} |",
+                        m.contention.failed_try_locks,
+                        m.contention.lock_wait_ns as f64 / 1e6,
+                        m.contention.cas_retries,
+                        m.switches.voluntary,
+                        m.switches.involuntary
+                    );
+                }
+            }
+        }
+    }
+    out
+}
+
 /// Distinct colours, one per subject in report order (plotters' palettes put
 /// two yellows side by side).
-const PALETTE: [RGBColor; 10] = [
+const PALETTE: [RGBColor; 16] = [
     RGBColor(228, 26, 28),
     RGBColor(77, 175, 74),
     RGBColor(255, 127, 0),
@@ -162,6 +258,12 @@ const PALETTE: [RGBColor; 10] = [
     RGBColor(120, 120, 120),
     RGBColor(0, 0, 0),
     RGBColor(23, 190, 207),
+    RGBColor(188, 189, 34),
+    RGBColor(31, 119, 180),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
 ];
 
 /// One line per subject over thread counts, hit-heavy same-NC cells (the
