@@ -121,7 +121,11 @@ fn deltas_count_conflicts_newly_dropped<S: Strategy>() {
     db.close_nc(1).unwrap();
     assert_eq!(db.delta(&mut cursor).conflicts_dropped(), 1, "NC 0 only");
     db.open_nc(1).unwrap();
-    assert_eq!(db.delta(&mut cursor).conflicts_dropped(), 1, "NC 1 caught up");
+    assert_eq!(
+        db.delta(&mut cursor).conflicts_dropped(),
+        1,
+        "NC 1 caught up"
+    );
     assert_eq!(db.snapshot().conflicts_dropped(), 5);
     assert_eq!(db.conflicts_dropped(), 5);
 }
