@@ -587,8 +587,10 @@ impl<S: Strategy> InternedStringDb<S> {
             cursor.start_over(self.generation, self.ncs());
         }
         // About the undelivered entries (duplicates across NCs included).
-        let fresh = self.total_entries().saturating_sub(cursor.delivered());
-        let mut builder = Builder::with_capacity(fresh, 0);
+        let entries = self.total_entries();
+        let fresh = entries.saturating_sub(cursor.delivered());
+        let bytes: usize = (0..self.ncs()).map(|nc| self.nc_bytes(nc)).sum();
+        let mut builder = Builder::with_capacity(fresh, bytes / entries.max(1) * fresh);
         // Bytes met under an id delivered from another NC (`from`), or by a
         // shard's conflict log: compared once every shard is released, since
         // looking into another NC while one is being walked would nest NC
