@@ -471,7 +471,9 @@ mod tests {
 
     #[test]
     fn ids_of_every_width_come_out_sorted() {
-        let n: u64 = if cfg!(miri) { 300 } else { 20_000 };
+        // Under Miri, fewer per case: there are three times the cases of the
+        // builder before, for the same time in CI.
+        let n: u64 = if cfg!(miri) { 100 } else { 20_000 };
         // Hashed ids, full-width caller ids and narrowed test ids (repeated
         // with other bytes, to be contested), pushed into builders of one partition and of the most, with no room (all
         // spilled), room for about half and for all; finished on one thread
