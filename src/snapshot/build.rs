@@ -263,7 +263,7 @@ impl Builder {
                 entry_offset += entries;
                 byte_offset += span;
             }
-            in_parallel(&mut workers, |_, worker| worker.fill());
+            in_parallel(&mut workers, Worker::fill);
         }
         let mut contested = Vec::new();
         let (mut to_entry, mut to_byte) = (0, 0);
@@ -415,21 +415,21 @@ fn runs(parts: &[Part], count: usize) -> Vec<Range<usize>> {
     runs
 }
 
-/// Calls `f(i, &mut items[i])` for every item, each on a thread of its own
-/// (the first on this one) when there are several.
-fn in_parallel<T: Send>(items: &mut [T], f: impl Fn(usize, &mut T) + Sync) {
+/// Calls `f` on every item, each on a thread of its own (the first on this
+/// one) when there are several.
+fn in_parallel<T: Send>(items: &mut [T], f: impl Fn(&mut T) + Sync) {
     let Some((first, rest)) = items.split_first_mut() else {
         return;
     };
     if rest.is_empty() {
-        return f(0, first);
+        return f(first);
     }
     std::thread::scope(|scope| {
         let f = &f;
-        for (i, item) in rest.iter_mut().enumerate() {
-            scope.spawn(move || f(i + 1, item));
+        for item in rest {
+            scope.spawn(move || f(item));
         }
-        f(0, first);
+        f(first);
     });
 }
 
