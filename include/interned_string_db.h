@@ -248,6 +248,23 @@ enum NRT_STATUS nrt_interned_string_db_delta(struct NrtInternedStringDb *db,
                                              struct NrtInternedStringDbCursor *cursor,
                                              struct InternedDataShard **out_shard);
 
+// Saves the delta for `cursor` (what [`nrt_interned_string_db_delta`]
+// would return) to the file `path` (a UTF-8 path), in the format of
+// `docs/snapshot-format.md`, atomically as
+// [`nrt_interned_string_db_save_snapshot`] does. The cursor advances only
+// once the file is saved: after `NRT_RESOURCE` (the file cannot be
+// written, nothing is left under `path`), the next delta delivers the same
+// entries again. `NRT_INVALID` for a NULL db or cursor, or a NULL, empty or
+// non-UTF-8 path (the cursor unchanged).
+//
+// # Safety
+//
+// `db` is NULL or live; `cursor` is NULL or live and used by no other
+// thread during the call; `path` is NULL or a valid NUL-terminated string.
+enum NRT_STATUS nrt_interned_string_db_save_delta(struct NrtInternedStringDb *db,
+                                                  struct NrtInternedStringDbCursor *cursor,
+                                                  const char *path);
+
 // Saves a snapshot of every open NC to the file `path` (a UTF-8 path), in
 // the format of `docs/snapshot-format.md`, atomically: a temporary file in
 // the same directory, synced, renamed over `path`. `NRT_INVALID` for a NULL

@@ -483,6 +483,10 @@ impl<S: Strategy> InternedStringDb<S> {
     ///   on, each entry arrives whole, in this delta or a later one.
     /// * A closed NC is skipped and keeps its place: once reopened, its
     ///   undelivered entries come in the next delta.
+    /// * [`Snapshot::conflicts_dropped`] counts the conflicts the NCs visited
+    ///   dropped past their [budgets](Config::conflict_budget) since this
+    ///   cursor's last delta visited them: the deltas' counts add up to the
+    ///   snapshot's.
     /// * A cursor from before a [`reset`](Self::reset), or from another db,
     ///   starts over.
     ///
@@ -492,8 +496,10 @@ impl<S: Strategy> InternedStringDb<S> {
             cursor.start_over(self.generation, self.ncs());
         }
         // About the undelivered entries (duplicates across NCs included).
-        let fresh = self.total_entries().saturating_sub(cursor.delivered());
-        let mut builder = Builder::with_capacity(fresh, 0);
+        let entries = self.total_entries();
+        let fresh = entries.saturating_sub(cursor.delivered());
+        let bytes: usize = (0..self.ncs()).map(|nc| self.nc_bytes(nc)).sum();
+        let mut builder = Builder::with_capacity(fresh, bytes / entries.max(1) * fresh);
         // Bytes met under an id delivered from another NC (`from`), or by a
         // shard's conflict log: compared once every shard is released, since
         // looking into another NC while one is being walked would nest NC
@@ -504,6 +510,7 @@ impl<S: Strategy> InternedStringDb<S> {
             let Cursor {
                 entries,
                 conflicts,
+                dropped,
                 delivered,
                 ..
             } = cursor;
@@ -532,6 +539,9 @@ impl<S: Strategy> InternedStringDb<S> {
                     at += 1;
                 });
                 conflicts[nc] = at;
+                let now = ctx.conflicts.dropped();
+                builder.add_conflicts_dropped(now.saturating_sub(dropped[nc]));
+                dropped[nc] = now;
             }
         }
         for (id, from, rejected) in contested {
@@ -543,6 +553,35 @@ impl<S: Strategy> InternedStringDb<S> {
             }
         }
         builder.finish()
+    }
+
+    /// Saves the [`delta`](Self::delta) for `cursor` to `path`, atomically
+    /// and in the format of `docs/snapshot-format.md` (as
+    /// [`Snapshot::save`]), and returns it. The cursor advances only if the
+    /// file is saved: on an error it delivers the same entries next time, so
+    /// a failed save loses nothing.
+    ///
+    /// A delta file holds the entries new to the cursor; a conflict's `kept`
+    /// bytes may be of an id an earlier delta delivered.
+    /// [`Snapshot::merge`] of the loaded deltas, in order, is the snapshot.
+    ///
+    /// # Errors
+    ///
+    /// Those of [`Snapshot::save`].
+    pub fn save_delta(
+        &self,
+        cursor: &mut Cursor,
+        path: impl AsRef<std::path::Path>,
+    ) -> std::io::Result<Snapshot> {
+        let mark = cursor.mark();
+        let delta = self.delta(cursor);
+        match delta.save(path) {
+            Ok(()) => Ok(delta),
+            Err(e) => {
+                cursor.rewind(mark, delta.iter().map(|(id, _)| id));
+                Err(e)
+            }
+        }
     }
 
     /// Frees every entry and conflict of every NC and reopens them all.

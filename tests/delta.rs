@@ -95,6 +95,76 @@ fn new_conflicts_are_reported_once<S: Strategy>() {
     assert!(db.delta(&mut cursor).conflicts().is_empty());
 }
 
+/// A delta counts the conflicts dropped past the budget since the cursor's
+/// last delta visited their NC; the counts add up to the snapshot's, and a
+/// closed NC's count waits for it to reopen.
+fn deltas_count_conflicts_newly_dropped<S: Strategy>() {
+    let db: InternedStringDb<S> = InternedStringDb::with_config(
+        Config::new()
+            .ncs(2)
+            .conflict_budget(0)
+            .narrow_id_mask_for_tests(0),
+    );
+    let mut cursor = Cursor::new();
+    db.intern(0, "first").unwrap();
+    db.intern(1, "first").unwrap();
+    assert_eq!(db.delta(&mut cursor).conflicts_dropped(), 0);
+    db.intern(0, "second").unwrap();
+    db.intern(0, "third").unwrap();
+    db.intern(1, "second").unwrap();
+    assert_eq!(db.delta(&mut cursor).conflicts_dropped(), 3);
+    assert_eq!(db.delta(&mut cursor).conflicts_dropped(), 0, "counted once");
+    db.close_nc(1).unwrap();
+    db.intern(0, "fourth").unwrap();
+    db.open_nc(1).unwrap();
+    db.intern(1, "third").unwrap();
+    db.close_nc(1).unwrap();
+    assert_eq!(db.delta(&mut cursor).conflicts_dropped(), 1, "NC 0 only");
+    db.open_nc(1).unwrap();
+    assert_eq!(
+        db.delta(&mut cursor).conflicts_dropped(),
+        1,
+        "NC 1 caught up"
+    );
+    assert_eq!(db.snapshot().conflicts_dropped(), 5);
+    assert_eq!(db.conflicts_dropped(), 5);
+}
+
+/// Saved deltas load back, and merged in order are the snapshot; a delta
+/// that cannot be saved is delivered again by the next one.
+fn saved_deltas_merge_into_the_snapshot<S: Strategy>() {
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("delta-save-{}", S::NAME));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let db = db::<S>(4);
+    let mut cursor = Cursor::new();
+    let mut loaded = Vec::new();
+    for round in 0..3 {
+        for i in 0..200 {
+            db.intern((i + round) % 4, &common::name(round, i)).unwrap();
+        }
+        if round == 1 {
+            db.register(2, 5, b"five").unwrap();
+            db.register(3, 5, b"cinq").unwrap();
+            let missing = dir.join("no such directory").join("delta");
+            assert!(db.save_delta(&mut cursor, &missing).is_err());
+            assert!(!missing.exists());
+        }
+        let path = dir.join(format!("delta-{round}"));
+        let saved = db.save_delta(&mut cursor, &path).unwrap();
+        assert_eq!(saved.len(), 200 + usize::from(round == 1), "round {round}");
+        let back = Snapshot::load(&path).unwrap();
+        assert_eq!(back, saved);
+        loaded.push(back);
+    }
+    let snapshot = db.snapshot();
+    assert_eq!(Snapshot::merge(&loaded), snapshot);
+    assert_eq!(snapshot.conflicts().len(), 1);
+    assert_eq!(cursor.delivered(), snapshot.len());
+    assert!(db.delta(&mut cursor).is_empty());
+}
+
 /// A closed NC delivers nothing and keeps its place; after it reopens, its
 /// undelivered entries arrive.
 fn closed_nc_catches_up_after_reopening<S: Strategy>() {
@@ -187,6 +257,8 @@ for_each_strategy!(
     first_delta_is_the_snapshot,
     deltas_add_up_to_the_snapshot,
     new_conflicts_are_reported_once,
+    deltas_count_conflicts_newly_dropped,
+    saved_deltas_merge_into_the_snapshot,
     closed_nc_catches_up_after_reopening,
     stale_cursor_starts_over,
     deltas_while_interning_and_closing,

@@ -1,5 +1,5 @@
 //! Deltas and snapshot files from C: a cursor handle, the delta as a shard,
-//! and saving a snapshot to a file (`docs/snapshot-format.md`).
+//! and saving a snapshot or a delta to a file (`docs/snapshot-format.md`).
 //! A cursor is used by one thread at a time; the db by any number.
 
 use std::ffi::c_char;
@@ -104,6 +104,52 @@ pub unsafe extern "C" fn nrt_interned_string_db_delta(
     })
 }
 
+/// Saves the delta for `cursor` (what [`nrt_interned_string_db_delta`]
+/// would return) to the file `path` (a UTF-8 path), in the format of
+/// `docs/snapshot-format.md`, atomically as
+/// [`nrt_interned_string_db_save_snapshot`] does. The cursor advances only
+/// once the file is saved: after `NRT_RESOURCE` (the file cannot be
+/// written, nothing is left under `path`), the next delta delivers the same
+/// entries again. `NRT_INVALID` for a NULL db or cursor, or a NULL, empty or
+/// non-UTF-8 path (the cursor unchanged).
+///
+/// # Safety
+///
+/// `db` is NULL or live; `cursor` is NULL or live and used by no other
+/// thread during the call; `path` is NULL or a valid NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn nrt_interned_string_db_save_delta(
+    db: *mut NrtInternedStringDb,
+    cursor: *mut NrtInternedStringDbCursor,
+    path: *const c_char,
+) -> NRT_STATUS {
+    const NAME: &str = "nrt_interned_string_db_save_delta";
+    guard(NAME, NRT_STATUS::NRT_FAILURE, || {
+        // SAFETY: the caller's contract.
+        let (db, cursor) = match unsafe { db_and_cursor(NAME, db, cursor) } {
+            Ok(both) => both,
+            Err(status) => return status,
+        };
+        // SAFETY: the caller's contract on `path`.
+        let path = match unsafe { required_str(NAME, path) } {
+            Ok(path) => path,
+            Err(e) => return NRT_STATUS::from(&e),
+        };
+        saved(NAME, path, db.save_delta(cursor, path).map(drop))
+    })
+}
+
+/// The status of a save to `path`: a failure is logged.
+fn saved(function: &str, path: &str, result: std::io::Result<()>) -> NRT_STATUS {
+    match result {
+        Ok(()) => NRT_STATUS::NRT_SUCCESS,
+        Err(e) => {
+            log::error!("{function}: {path}: {e}");
+            NRT_STATUS::NRT_RESOURCE
+        }
+    }
+}
+
 /// Saves a snapshot of every open NC to the file `path` (a UTF-8 path), in
 /// the format of `docs/snapshot-format.md`, atomically: a temporary file in
 /// the same directory, synced, renamed over `path`. `NRT_INVALID` for a NULL
@@ -130,12 +176,6 @@ pub unsafe extern "C" fn nrt_interned_string_db_save_snapshot(
             Ok(path) => path,
             Err(e) => return NRT_STATUS::from(&e),
         };
-        match db.snapshot().save(path) {
-            Ok(()) => NRT_STATUS::NRT_SUCCESS,
-            Err(e) => {
-                log::error!("{NAME}: {path}: {e}");
-                NRT_STATUS::NRT_RESOURCE
-            }
-        }
+        saved(NAME, path, db.snapshot().save(path))
     })
 }

@@ -31,6 +31,9 @@ pub struct Cursor {
     pub(crate) entries: Vec<usize>,
     /// Per NC: conflicts of its log read.
     pub(crate) conflicts: Vec<usize>,
+    /// Per NC: its count of conflicts dropped past its budget, as last
+    /// reported.
+    pub(crate) dropped: Vec<u64>,
     /// Every id delivered, and the NC whose bytes were delivered for it.
     pub(crate) delivered: hashbrown::HashMap<u64, u32>,
 }
@@ -46,13 +49,53 @@ impl Cursor {
         self.delivered.len()
     }
 
+    /// Where the cursor is, to [`rewind`](Self::rewind) to.
+    pub(crate) fn mark(&self) -> Mark {
+        Mark {
+            generation: self.generation,
+            entries: self.entries.clone(),
+            conflicts: self.conflicts.clone(),
+            dropped: self.dropped.clone(),
+        }
+    }
+
+    /// Undoes the deltas delivered since `mark` (`delivered`, their entries
+    /// together), so that the next delta delivers them again.
+    pub(crate) fn rewind(&mut self, mark: Mark, delivered: impl IntoIterator<Item = u64>) {
+        for id in delivered {
+            self.delivered.remove(&id);
+        }
+        let Mark {
+            generation,
+            entries,
+            conflicts,
+            dropped,
+        } = mark;
+        // Positions from another generation (the delta started over): the
+        // next delta starts over again, from an empty `delivered`.
+        self.generation = generation;
+        self.entries = entries;
+        self.conflicts = conflicts;
+        self.dropped = dropped;
+    }
+
     /// Starts over for a db of `ncs` NCs in generation `generation`.
     pub(crate) fn start_over(&mut self, generation: u64, ncs: usize) {
         *self = Cursor {
             generation,
             entries: vec![0; ncs],
             conflicts: vec![0; ncs],
+            dropped: vec![0; ncs],
             delivered: hashbrown::HashMap::new(),
         };
     }
+}
+
+/// A cursor's positions, to rewind it to when a delta is lost (not saved).
+#[derive(Debug)]
+pub(crate) struct Mark {
+    generation: u64,
+    entries: Vec<usize>,
+    conflicts: Vec<usize>,
+    dropped: Vec<u64>,
 }

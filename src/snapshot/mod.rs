@@ -79,7 +79,9 @@ impl Snapshot {
     /// How many conflicts the merged NCs (or inputs) counted without storing
     /// them, their [conflict budgets](crate::Config::conflict_budget) being
     /// spent; they are missing from [`conflicts`](Self::conflicts). Zero
-    /// unless many strings contest some id.
+    /// unless many strings contest some id. In a
+    /// [delta](crate::InternedStringDb::delta), those counted since the
+    /// cursor's last delta.
     pub fn conflicts_dropped(&self) -> u64 {
         self.conflicts_dropped
     }

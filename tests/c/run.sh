@@ -17,7 +17,8 @@ runner=()
 case "$mode" in
     plain) ;;
     --valgrind) runner=(valgrind --leak-check=full --show-leak-kinds=definite,indirect,possible
-                        --errors-for-leak-kinds=definite,indirect,possible --error-exitcode=1 -q) ;;
+                        --errors-for-leak-kinds=definite,indirect,possible --error-exitcode=1 -q
+                        --suppressions=tests/c/valgrind.supp) ;;
     # ASan aborts on an allocation it cannot serve unless told to return NULL,
     # as malloc does: the tests check that a refused allocation is an error.
     --asan) flags+=(-fsanitize=address -fno-omit-frame-pointer)

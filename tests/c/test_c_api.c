@@ -1,7 +1,8 @@
 /*
  * The C ABI, from C: every shim, every bad input, 256 threads registering
  * into one shard at once, a 100,000-entry round trip, the process-level
- * API, deltas through a cursor, and saving a snapshot file. Run by tests/c_api.rs (cargo test) and by .ci/run under valgrind and
+ * API, deltas through a cursor, and saving a snapshot or a delta to a file.
+ * Run by tests/c_api.rs (cargo test) and by .ci/run under valgrind and
  * AddressSanitizer. Prints "N passed, M failed" and exits non-zero on any
  * failure.
  */
@@ -362,6 +363,45 @@ static void test_save_snapshot(void) {
     nrt_interned_string_db_destroy(db);
 }
 
+/* The size of the file at `path`, or -1. */
+static long file_size(const char *path) {
+    FILE *file = fopen(path, "rb");
+    if (!file)
+        return -1;
+    long size = fseek(file, 0, SEEK_END) == 0 ? ftell(file) : -1;
+    fclose(file);
+    return size;
+}
+
+static void test_save_delta(void) {
+    const char *path = "target/c-api-test-delta.isdb";
+    NrtInternedStringDb *db = nrt_interned_string_db_create(2, 0);
+    NrtInternedStringDbCursor *cursor = nrt_interned_string_db_cursor_create();
+    CHECK(db != NULL && cursor != NULL);
+    uint64_t id;
+    CHECK(nrt_interned_string_db_intern(db, 0, "model", &id) == NRT_SUCCESS);
+    CHECK(nrt_interned_string_db_intern(db, 1, "model", &id) == NRT_SUCCESS);
+    CHECK(nrt_interned_string_db_save_delta(NULL, cursor, path) == NRT_INVALID);
+    CHECK(nrt_interned_string_db_save_delta(db, NULL, path) == NRT_INVALID);
+    CHECK(nrt_interned_string_db_save_delta(db, cursor, NULL) == NRT_INVALID);
+    CHECK(nrt_interned_string_db_save_delta(db, cursor, "") == NRT_INVALID);
+    CHECK(nrt_interned_string_db_save_delta(db, cursor, "\xff") == NRT_INVALID);
+    CHECK(nrt_interned_string_db_save_delta(db, cursor, "target/no/such/dir/x.isdb") == NRT_RESOURCE);
+    /* The failed save lost nothing: the next delta holds "model" (once). */
+    remove(path);
+    CHECK(nrt_interned_string_db_save_delta(db, cursor, path) == NRT_SUCCESS);
+    /* Header 64, one entry record 16 + 5 bytes, two section checksums. */
+    CHECK(file_size(path) == 64 + 16 + 5 + 4 + 4);
+    CHECK(nrt_interned_string_db_save_delta(db, cursor, path) == NRT_SUCCESS);
+    CHECK(file_size(path) == 64 + 4 + 4);
+    CHECK(nrt_interned_string_db_intern(db, 1, "b", &id) == NRT_SUCCESS);
+    CHECK(nrt_interned_string_db_save_delta(db, cursor, path) == NRT_SUCCESS);
+    CHECK(file_size(path) == 64 + 16 + 1 + 4 + 4);
+    remove(path);
+    nrt_interned_string_db_cursor_free(cursor);
+    nrt_interned_string_db_destroy(db);
+}
+
 int main(void) {
     test_get_id();
     test_register_and_export();
@@ -371,6 +411,7 @@ int main(void) {
     test_db_api();
     test_deltas();
     test_save_snapshot();
+    test_save_delta();
     printf("%d passed, %d failed\n", passed, failed);
     return failed == 0 ? 0 : 1;
 }
