@@ -4,9 +4,10 @@
 
 use std::ffi::c_char;
 
-use super::db::{export_to_shard, live, NrtInternedStringDb};
+use super::db::{export_to_shard, live, with_db, NrtInternedStringDb};
 use super::shard::InternedDataShard;
 use super::{guard, required_str, NRT_STATUS};
+use crate::db::InternedStringDb;
 use crate::snapshot::Cursor;
 
 /// What a sequence of deltas has delivered (see `Cursor`). Opaque to C.
@@ -59,7 +60,7 @@ unsafe fn db_and_cursor<'a>(
     function: &str,
     db: *mut NrtInternedStringDb,
     cursor: *mut NrtInternedStringDbCursor,
-) -> Result<(&'a crate::InternedStringDb, &'a mut Cursor), NRT_STATUS> {
+) -> Result<(&'a InternedStringDb, &'a mut Cursor), NRT_STATUS> {
     // SAFETY: the caller's contract.
     let db = unsafe { live(function, db) }?;
     // SAFETY: the caller's contract: live, and this thread's alone.
@@ -165,17 +166,14 @@ pub unsafe extern "C" fn nrt_interned_string_db_save_snapshot(
     path: *const c_char,
 ) -> NRT_STATUS {
     const NAME: &str = "nrt_interned_string_db_save_snapshot";
-    guard(NAME, NRT_STATUS::NRT_FAILURE, || {
-        // SAFETY: the caller's contract.
-        let db = match unsafe { live(NAME, db) } {
-            Ok(db) => db,
-            Err(status) => return status,
-        };
+    let body = |db: &InternedStringDb| {
         // SAFETY: the caller's contract on `path`.
         let path = match unsafe { required_str(NAME, path) } {
             Ok(path) => path,
             Err(e) => return NRT_STATUS::from(&e),
         };
         saved(NAME, path, db.snapshot().save(path))
-    })
+    };
+    // SAFETY: the caller's contract.
+    unsafe { with_db(NAME, db, body) }
 }
