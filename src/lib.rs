@@ -145,6 +145,8 @@ pub use pin::NcHandle;
 pub use snapshot::{Cursor, Iter, LoadError, LoadProblem, Snapshot};
 #[cfg(not(interner_loom))]
 pub use static_name::StaticName;
+#[cfg(feature = "lock-free")]
+pub use strategy::LockFreeStrategy;
 #[cfg(not(interner_loom))]
 pub use strategy::{ArcSwapStrategy, DashMapStrategy};
 pub use strategy::{DefaultStrategy, OptimisticStrategy, Registered, RwLockStrategy, Strategy};

@@ -139,5 +139,6 @@ mod at_scale {
         collisions_are_recorded_once::<interned_string_db::RwLockStrategy>(100_000);
         collisions_are_recorded_once::<interned_string_db::DashMapStrategy>(100_000);
         collisions_are_recorded_once::<interned_string_db::ArcSwapStrategy>(100_000);
+        collisions_are_recorded_once::<interned_string_db::LockFreeStrategy>(100_000);
     }
 }

@@ -11,8 +11,8 @@ use std::cell::Cell;
 use std::sync::atomic::{AtomicIsize, Ordering};
 
 use interned_string_db::{
-    ArcSwapStrategy, Config, DashMapStrategy, InternedStringDb, OptimisticStrategy, Registered,
-    RwLockStrategy, Strategy, DEFAULT_CONFLICT_BUDGET,
+    ArcSwapStrategy, Config, DashMapStrategy, InternedStringDb, LockFreeStrategy,
+    OptimisticStrategy, Registered, RwLockStrategy, Strategy, DEFAULT_CONFLICT_BUDGET,
 };
 
 struct Counting;
@@ -120,6 +120,7 @@ fn drop_and_reset_free_every_byte() {
     frees_everything::<OptimisticStrategy>();
     frees_everything::<DashMapStrategy>();
     frees_everything::<ArcSwapStrategy>();
+    frees_everything::<LockFreeStrategy>();
 }
 
 /// The case: an NC capped at 4,096 bytes, 20,000 `register` calls
@@ -174,6 +175,7 @@ fn conflict_log_is_bounded() {
         conflict_log_stays_within_its_budget::<OptimisticStrategy>(len);
         conflict_log_stays_within_its_budget::<DashMapStrategy>(len);
         conflict_log_stays_within_its_budget::<ArcSwapStrategy>(len);
+        conflict_log_stays_within_its_budget::<LockFreeStrategy>(len);
     }
 }
 
@@ -204,4 +206,5 @@ fn snapshot_memory_is_bounded() {
     let _turn = count_this_thread();
     snapshot_is_strings_and_16_bytes_an_entry::<OptimisticStrategy>();
     snapshot_is_strings_and_16_bytes_an_entry::<RwLockStrategy>();
+    snapshot_is_strings_and_16_bytes_an_entry::<LockFreeStrategy>();
 }

@@ -45,6 +45,11 @@ proptest! {
     }
 
     #[test]
+    fn lock_free_agrees_with_the_model(ops in proptest::collection::vec(op(), 0..60)) {
+        check::<interned_string_db::LockFreeStrategy>(NCS, MASK, &ops).map_err(TestCaseError::fail)?;
+    }
+
+    #[test]
     fn arc_swap_agrees_with_the_model(ops in proptest::collection::vec(op(), 0..60)) {
         check::<interned_string_db::ArcSwapStrategy>(NCS, MASK, &ops).map_err(TestCaseError::fail)?;
     }

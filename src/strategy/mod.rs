@@ -10,6 +10,8 @@
 mod arc_swap;
 #[cfg(not(interner_loom))]
 mod dashmap;
+#[cfg(feature = "lock-free")]
+mod lock_free;
 mod optimistic;
 mod rwlock;
 
@@ -18,6 +20,8 @@ mod rwlock;
 pub use self::arc_swap::ArcSwapStrategy;
 #[cfg(not(interner_loom))]
 pub use self::dashmap::DashMapStrategy;
+#[cfg(feature = "lock-free")]
+pub use self::lock_free::LockFreeStrategy;
 pub use self::optimistic::OptimisticStrategy;
 pub use self::rwlock::RwLockStrategy;
 

@@ -19,6 +19,9 @@ macro_rules! for_each_strategy {
         mod dashmap {
             $(#[test] fn $test() { super::$test::<interned_string_db::DashMapStrategy>(); })*
         }
+        mod lock_free {
+            $(#[test] fn $test() { super::$test::<interned_string_db::LockFreeStrategy>(); })*
+        }
         mod arc_swap {
             $(#[test] fn $test() { super::$test::<interned_string_db::ArcSwapStrategy>(); })*
         }
