@@ -107,6 +107,8 @@ impl<'a> EntryRef<'a> {
     /// The id the entry is stored under.
     #[inline]
     pub(crate) fn id(self) -> u64 {
+        #[cfg(interner_loom)]
+        self.header.witness.with(|_| ());
         self.header.id
     }
 

@@ -119,12 +119,10 @@ impl Order {
         } else {
             entry.as_ptr().map_addr(|a| a | DEAD)
         };
-        // Relaxed: the entry's contents were published by the claim's
-        // release, which this store continues in the slot's modification
-        // order; a walk that reads either value acquires them.
+        // Release: a walk that reads the live value reads the entry.
         self.slot(p)
             .expect("a claimed position's segment exists")
-            .store(value, Ordering::Relaxed);
+            .store(value, Ordering::Release);
     }
 
     /// The frontier: every position below it is claimed.

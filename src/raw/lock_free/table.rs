@@ -52,6 +52,13 @@ fn home(id: u64, mask: usize) -> usize {
     (id.wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(32) as usize) & mask
 }
 
+/// A slot's value. Acquire: pairs with the release that placed or froze it:
+/// an entry is complete, a frozen slot's next table published.
+#[inline]
+fn load(slot: &AtomicPtr<Header>) -> *mut Header {
+    slot.load(Ordering::Acquire)
+}
+
 /// One table of the chain.
 struct Table {
     slots: Box<[AtomicPtr<Header>]>,
@@ -132,9 +139,7 @@ impl Table {
         let mask = self.mask();
         let home = home(id, mask);
         for step in 0..=mask {
-            // Acquire: pairs with the release that placed or froze the slot:
-            // an entry is complete, a frozen slot's next table published.
-            let value = self.slots[(home + step) & mask].load(Ordering::Acquire);
+            let value = load(&self.slots[(home + step) & mask]);
             if value.is_null() {
                 return Probe::Absent;
             }
@@ -214,18 +219,18 @@ impl Tables {
         })
     }
 
-    fn root(&self) -> &Table {
+    fn root(&self) -> (*mut Table, &Table) {
         // Acquire: pairs with the release in `advance_root`: everything
         // copied into the new root was placed before.
         let root = self.root.load(Ordering::Acquire);
         // SAFETY: the root is a table of the chain, freed only with
         // exclusive access.
-        unsafe { &*root }
+        (root, unsafe { &*root })
     }
 
     /// The entry stored under `id`, with acquire loads only.
     pub(crate) fn find(&self, id: u64) -> Option<EntryRef<'_>> {
-        let mut table = self.root();
+        let mut table = self.root().1;
         loop {
             match table.find(id) {
                 Probe::Found(entry) => return Some(entry),
@@ -238,7 +243,7 @@ impl Tables {
     /// Places `entry` (which lives as long as the chain) under its id, or
     /// finds the entry stored under it.
     pub(crate) fn insert(&self, entry: EntryRef<'_>) -> Result<Placed<'_>, Full> {
-        self.insert_from(self.root(), entry)
+        self.insert_from(self.root().1, entry)
     }
 
     fn insert_from<'a>(
@@ -256,8 +261,7 @@ impl Tables {
             let mut step = 0;
             while step <= mask {
                 let slot = &table.slots[(home + step) & mask];
-                // Acquire: as in `Table::find`.
-                let value = slot.load(Ordering::Acquire);
+                let value = load(slot);
                 if value.is_null() {
                     // The end of the probe sequence: fill it, or, if the
                     // table is growing, freeze it (no insert of this id can
@@ -280,7 +284,7 @@ impl Tables {
                     );
                     match (placed, next) {
                         (Ok(_), Some(next)) => {
-                            table = next;
+                            table = self.leave(table, next);
                             continue 'tables;
                         }
                         (Ok(_), None) => {
@@ -296,7 +300,7 @@ impl Tables {
                     }
                 }
                 if value == frozen_null() {
-                    table = table.next_of_frozen();
+                    table = self.leave(table, table.next_of_frozen());
                     continue 'tables;
                 }
                 let stored = table.entry(value);
@@ -306,8 +310,15 @@ impl Tables {
                 step += 1;
             }
             // Every slot holds another id.
-            table = table.grow().ok_or(Full)?;
+            table = self.leave(table, table.grow().ok_or(Full)?);
         }
+    }
+
+    /// Goes on from a growing `table` to `next`, migrating a chunk of
+    /// `table` first (every insert that meets a growing table helps).
+    fn leave<'a>(&self, table: &'a Table, next: &'a Table) -> &'a Table {
+        self.migrate_chunk(table, next);
+        next
     }
 
     /// Migrates one chunk of `table` into `next`, and moves the root on if
@@ -338,8 +349,7 @@ impl Tables {
     /// Freezes one slot of a growing table, copying its entry (if any) into
     /// `next`; false if the copy could not be allocated room.
     fn freeze_and_copy(&self, slot: &AtomicPtr<Header>, next: &Table) -> bool {
-        // Acquire: as in `Table::find`: the entry is complete.
-        let mut value = slot.load(Ordering::Acquire);
+        let mut value = load(slot);
         loop {
             if value.addr() & FROZEN != 0 {
                 // Only free slots are frozen by others (inserters).
@@ -356,15 +366,16 @@ impl Tables {
                 // Release: publishes the next table to probes that stop at a
                 // frozen free slot (a frozen entry publishes nothing new).
                 Ordering::Release,
-                // Acquire: only a free slot changes under us (filled, or
-                // frozen by an inserter), and a new entry must be complete.
-                Ordering::Acquire,
+                Ordering::Relaxed,
             ) {
                 Ok(_) => break,
-                Err(now) => {
+                Err(_) => {
+                    // Only a free slot changes under us (filled, or frozen
+                    // by an inserter): reload it with acquire, since a new
+                    // entry must be complete.
                     crate::contention::record_cas_retry();
                     spin_loop();
-                    value = now;
+                    value = load(slot);
                 }
             }
         }
@@ -387,10 +398,7 @@ impl Tables {
     /// Moves the root past every wholly migrated table.
     fn advance_root(&self) {
         loop {
-            // Acquire: as in `root`.
-            let root = self.root.load(Ordering::Acquire);
-            // SAFETY: as in `root`.
-            let table = unsafe { &*root };
+            let (root, table) = self.root();
             let Some(next) = table.next() else { return };
             // Acquire: pairs with the release of each chunk's count: every
             // copy into `next` happened before.
