@@ -48,6 +48,11 @@
 //!   read by the merge, under a global `RwLock` taken for read across the
 //!   merge. The compatibility mode, and the oracle the other strategies are
 //!   tested against: every behavioural test runs against every strategy.
+//! * `LockFreeStrategy` (feature `lock-free`, on by default): no lock on any
+//!   path, misses included: an insert is a compare-and-swap of the entry into
+//!   an id-keyed table, which its inserters grow cooperatively; hits and
+//!   `resolve` are acquire loads. The tables a growth leaves behind are freed
+//!   by `reset` and drop.
 //! * [`DashMapStrategy`] and [`ArcSwapStrategy`]: a `DashMap` per NC, and a
 //!   copy-on-write map per NC behind `arc-swap`; for comparison in the
 //!   benchmarks (`docs/benchmarks.md` says when each wins).

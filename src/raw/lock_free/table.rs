@@ -59,6 +59,21 @@ fn load(slot: &AtomicPtr<Header>) -> *mut Header {
     slot.load(Ordering::Acquire)
 }
 
+/// Swings the free `slot` to `new` (an entry, or frozen); false if it is no
+/// longer free.
+#[inline]
+fn fill(slot: &AtomicPtr<Header>, new: *mut Header) -> bool {
+    slot.compare_exchange(
+        ptr::null_mut(),
+        new,
+        // Release: publishes the entry, or (frozen) the next table to probes
+        // that stop here.
+        Ordering::Release,
+        Ordering::Relaxed,
+    )
+    .is_ok()
+}
+
 /// One table of the chain.
 struct Table {
     slots: Box<[AtomicPtr<Header>]>,
@@ -274,24 +289,17 @@ impl Tables {
                         Some(_) => frozen_null(),
                         None => entry.as_ptr(),
                     };
-                    let placed = slot.compare_exchange(
-                        ptr::null_mut(),
-                        new,
-                        // Release: publishes the entry, or (frozen) the next
-                        // table to probes that stop here.
-                        Ordering::Release,
-                        Ordering::Relaxed,
-                    );
+                    let placed = fill(slot, new);
                     match (placed, next) {
-                        (Ok(_), Some(next)) => {
+                        (true, Some(next)) => {
                             table = self.leave(table, next);
                             continue 'tables;
                         }
-                        (Ok(_), None) => {
+                        (true, None) => {
                             table.used.fetch_add(1, Ordering::Relaxed);
                             return Ok(Placed::Inserted);
                         }
-                        (Err(_), _) => {
+                        (false, _) => {
                             // Re-read the slot: another entry, or frozen.
                             crate::contention::record_cas_retry();
                             spin_loop();
@@ -355,32 +363,32 @@ impl Tables {
                 // Only free slots are frozen by others (inserters).
                 return true;
             }
-            let frozen = if value.is_null() {
-                frozen_null()
-            } else {
-                value.map_addr(|a| a | FROZEN)
-            };
-            match slot.compare_exchange(
-                value,
-                frozen,
-                // Release: publishes the next table to probes that stop at a
-                // frozen free slot (a frozen entry publishes nothing new).
-                Ordering::Release,
-                Ordering::Relaxed,
-            ) {
-                Ok(_) => break,
-                Err(_) => {
-                    // Only a free slot changes under us (filled, or frozen
-                    // by an inserter): reload it with acquire, since a new
-                    // entry must be complete.
-                    crate::contention::record_cas_retry();
-                    spin_loop();
-                    value = load(slot);
+            if value.is_null() {
+                if fill(slot, frozen_null()) {
+                    return true;
                 }
+            } else if slot
+                .compare_exchange(
+                    value,
+                    value.map_addr(|a| a | FROZEN),
+                    // Relaxed: a read-modify-write, so it continues the
+                    // release sequence of the entry's placement, which a
+                    // probe that acquires the frozen value synchronises
+                    // with; it publishes nothing else (a probe reaches the
+                    // next table through `next`, acquired).
+                    Ordering::Relaxed,
+                    Ordering::Relaxed,
+                )
+                .is_ok()
+            {
+                break;
             }
-        }
-        if value.is_null() {
-            return true;
+            // Only a free slot changes under us (filled, or frozen by an
+            // inserter): reload it with acquire, since a new entry must be
+            // complete.
+            crate::contention::record_cas_retry();
+            spin_loop();
+            value = load(slot);
         }
         // The entry now answers lookups here (frozen) and, once copied, in
         // `next`; nobody else copies it (only this thread froze it).
