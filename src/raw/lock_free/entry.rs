@@ -93,9 +93,8 @@ impl<'a> EntryRef<'a> {
     pub(crate) unsafe fn from_tagged(entry: *mut Header) -> EntryRef<'a> {
         let header = entry.map_addr(|a| a & !TAG_MASK);
         // SAFETY: the caller's contract.
-        EntryRef {
-            header: unsafe { &*header },
-        }
+        let header = unsafe { &*header };
+        EntryRef { header }
     }
 
     /// The untagged pointer, for comparisons and tagging.
