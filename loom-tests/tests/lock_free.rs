@@ -84,17 +84,18 @@ fn lock_free_one_id_two_strings() {
     });
 }
 
-/// Two threads intern two different strings into the 2-slot first table
-/// (one probe sequence: the table has only these two slots), each then
-/// taking a snapshot: the second insert grows the table while the first may
-/// still be placing, and migrates the first's entry; the second claim may
-/// find the first's position claimed and advance the frontier past it for
-/// it. Nothing is lost, each snapshot holds its taker's string, and the
-/// other's whole or not at all.
+/// With one entry stored, two threads intern two different strings into the
+/// 2-slot first table (one probe sequence: the table has only these two
+/// slots), each then taking a snapshot: one insert grows the table while the
+/// other may still be placing; the second claim may find the first's
+/// position (in the published first segment) claimed, advance the frontier
+/// past it, and publish the next segment. Nothing is lost, each snapshot
+/// holds its taker's string, and the other's whole or not at all.
 #[test]
 fn lock_free_different_strings_race_growth() {
     loom::model(|| {
         let db = db(Config::new());
+        db.intern(0, "z").unwrap();
         let threads: Vec<_> = [("a", "b"), ("b", "a")]
             .into_iter()
             .map(|(own, other)| {
@@ -113,10 +114,10 @@ fn lock_free_different_strings_race_growth() {
         for t in threads {
             assert_eq!(t.join().unwrap().1, Registered::Inserted);
         }
-        assert_eq!(db.nc_len(0), 2);
+        assert_eq!(db.nc_len(0), 3);
         let snapshot = db.snapshot();
-        assert_eq!(snapshot.len(), 2);
-        for s in ["a", "b"] {
+        assert_eq!(snapshot.len(), 3);
+        for s in ["a", "b", "z"] {
             assert_eq!(snapshot.get_str(get_id(s.as_bytes())), Some(s));
         }
     });

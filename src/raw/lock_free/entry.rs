@@ -6,6 +6,7 @@
 //! valid for as long as the shard is borrowed.
 
 use core::alloc::Layout;
+use core::marker::PhantomData;
 use core::ptr::NonNull;
 
 /// The fixed part of an entry; the bytes follow it.
@@ -75,10 +76,13 @@ pub(crate) unsafe fn free(entry: NonNull<Header>) {
     }
 }
 
-/// A published entry, valid for `'a`.
+/// A published entry, valid for `'a`. A pointer, not a reference to the
+/// header: the bytes after the header are reached through it, so it keeps
+/// the whole allocation's provenance.
 #[derive(Clone, Copy)]
 pub(crate) struct EntryRef<'a> {
-    header: &'a Header,
+    header: NonNull<Header>,
+    _entry: PhantomData<&'a Header>,
 }
 
 impl<'a> EntryRef<'a> {
@@ -92,35 +96,46 @@ impl<'a> EntryRef<'a> {
     #[inline]
     pub(crate) unsafe fn from_tagged(entry: *mut Header) -> EntryRef<'a> {
         let header = entry.map_addr(|a| a & !TAG_MASK);
-        // SAFETY: the caller's contract.
-        let header = unsafe { &*header };
-        EntryRef { header }
+        // SAFETY: entries are allocations, never null (the caller's
+        // contract).
+        let header = unsafe { NonNull::new_unchecked(header) };
+        EntryRef {
+            header,
+            _entry: PhantomData,
+        }
+    }
+
+    #[inline]
+    fn header(self) -> &'a Header {
+        #[cfg(interner_loom)]
+        // SAFETY: as below.
+        unsafe { &*self.header.as_ptr() }.witness.with(|_| ());
+        // SAFETY: a complete entry that lives for `'a` (`from_tagged`), whose
+        // header is never written after publication.
+        unsafe { &*self.header.as_ptr() }
     }
 
     /// The untagged pointer, for comparisons and tagging.
     #[inline]
     pub(crate) fn as_ptr(self) -> *mut Header {
-        (self.header as *const Header).cast_mut()
+        self.header.as_ptr()
     }
 
     /// The id the entry is stored under.
     #[inline]
     pub(crate) fn id(self) -> u64 {
-        #[cfg(interner_loom)]
-        self.header.witness.with(|_| ());
-        self.header.id
+        self.header().id
     }
 
     /// The entry's bytes.
     #[inline]
     pub(crate) fn bytes(self) -> &'a [u8] {
-        #[cfg(interner_loom)]
-        self.header.witness.with(|_| ());
-        let (_, offset) = layout(self.header.len).expect("allocated with it");
-        let at = (self.header as *const Header).cast::<u8>();
+        let len = self.header().len;
+        let (_, offset) = layout(len).expect("allocated with it");
         // SAFETY: `len` bytes were written at `offset` in the entry's
-        // allocation before it was published, are never written again, and
-        // live for `'a` (`from_tagged`).
-        unsafe { core::slice::from_raw_parts(at.add(offset), self.header.len) }
+        // allocation (whose provenance `header` carries) before it was
+        // published, are never written again, and live for `'a`
+        // (`from_tagged`).
+        unsafe { core::slice::from_raw_parts(self.header.as_ptr().cast::<u8>().add(offset), len) }
     }
 }
