@@ -218,15 +218,11 @@ impl Tables {
     /// A chain of one table with room for `capacity` entries (at 3/4 load);
     /// `None` if it cannot be allocated.
     pub(crate) fn try_new(capacity: usize) -> Option<Tables> {
-        let slots = if cfg!(interner_loom) {
-            MIN_SLOTS
-        } else {
-            capacity
-                .checked_mul(4)?
-                .div_ceil(3)
-                .checked_next_power_of_two()?
-                .max(MIN_SLOTS)
-        };
+        let slots = capacity
+            .checked_mul(4)?
+            .div_ceil(3)
+            .checked_next_power_of_two()?
+            .max(MIN_SLOTS);
         let first = Table::try_new(slots)?;
         Some(Tables {
             first,
