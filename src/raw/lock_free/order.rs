@@ -14,7 +14,7 @@
 use core::ptr::{self, NonNull};
 
 use super::entry::{self, EntryRef, Header};
-use crate::sync::{spin_loop, AtomicPtr, AtomicUsize, Ordering};
+use crate::sync::{AtomicPtr, AtomicUsize, Ordering};
 
 /// Tag of a claimed position whose insert has not yet been decided.
 pub(crate) const PENDING: usize = 0b01;
@@ -107,8 +107,11 @@ impl Order {
             if claimed {
                 return Some(p);
             }
+            // No spin: the frontier has moved past `p` (here or by another
+            // thread), so the loop makes progress and never waits. (A
+            // spin would also let loom run the claimer on, hiding the
+            // interleaving where a walk meets the claim still pending.)
             crate::contention::record_cas_retry();
-            spin_loop();
         }
     }
 
