@@ -11,6 +11,8 @@
 #![cfg(interner_loom)]
 
 use interned_string_db::{get_id, Config, Cursor, InternedStringDb, LockFreeStrategy, Registered};
+use std::hash::BuildHasher;
+
 use loom::sync::Arc;
 use loom::thread;
 
@@ -192,11 +194,11 @@ fn lock_free_walk_races_insert() {
     });
 }
 
-/// The first slot `id` probes in the 2-slot first table of loom builds: the
-/// placement of `src/raw/lock_free/table.rs` (`home`), restated so that the
+/// The first slot `id` probes in the 2-slot first table of loom builds
+/// (`src/raw/lock_free/table.rs`: `foldhash::fast::FixedState`), so that the
 /// model can pick a name that lands where it needs it.
 fn first_table_home(id: u64) -> usize {
-    (id.wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(32) as usize) & 1
+    foldhash::fast::FixedState::default().hash_one(id) as usize & 1
 }
 
 /// Two inserts each migrate one slot of the first table (each helps when it

@@ -17,6 +17,7 @@
 //! access), so readers never hold a pointer to freed memory. See
 //! `docs/design.md` (the lock-free strategy) for why not an epoch scheme.
 
+use core::hash::BuildHasher;
 use core::ptr::{self, NonNull};
 
 use super::entry::{EntryRef, Header};
@@ -45,12 +46,13 @@ fn frozen_null() -> *mut Header {
     ptr::without_provenance_mut(FROZEN)
 }
 
-/// The first slot an id probes: the id's bits, multiplied so that
-/// caller-chosen ids (not hashes) spread too.
-#[inline]
-fn home(id: u64, mask: usize) -> usize {
-    (id.wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(32) as usize) & mask
-}
+/// The hasher placing ids: seeded per shard, so that caller-chosen ids (not
+/// hashes) cannot be crafted to share a probe sequence; fixed in loom
+/// builds, so that models can pick where names land.
+#[cfg(not(interner_loom))]
+type Seeds = foldhash::fast::RandomState;
+#[cfg(interner_loom)]
+type Seeds = foldhash::fast::FixedState;
 
 /// A slot's value. Acquire: pairs with the release that placed or froze it:
 /// an entry is complete, a frozen slot's next table published.
@@ -149,10 +151,11 @@ impl Table {
         unsafe { EntryRef::from_tagged(value) }
     }
 
-    /// Probes this table for `id`, with acquire loads only.
-    fn find(&self, id: u64) -> Probe<'_> {
+    /// Probes this table for `id` (placed by `hash`), with acquire loads
+    /// only.
+    fn find(&self, id: u64, hash: u64) -> Probe<'_> {
         let mask = self.mask();
-        let home = home(id, mask);
+        let home = hash as usize & mask;
         for step in 0..=mask {
             let value = load(&self.slots[(home + step) & mask]);
             if value.is_null() {
@@ -206,6 +209,7 @@ impl Table {
 pub(crate) struct Tables {
     first: NonNull<Table>,
     root: AtomicPtr<Table>,
+    seeds: Seeds,
 }
 
 // SAFETY: the tables are shared through atomics only, under the protocol
@@ -227,6 +231,7 @@ impl Tables {
         Some(Tables {
             first,
             root: AtomicPtr::new(first.as_ptr()),
+            seeds: Seeds::default(),
         })
     }
 
@@ -241,9 +246,10 @@ impl Tables {
 
     /// The entry stored under `id`, with acquire loads only.
     pub(crate) fn find(&self, id: u64) -> Option<EntryRef<'_>> {
+        let hash = self.seeds.hash_one(id);
         let mut table = self.root().1;
         loop {
-            match table.find(id) {
+            match table.find(id, hash) {
                 Probe::Found(entry) => return Some(entry),
                 Probe::Absent => return None,
                 Probe::Moved => table = table.next_of_frozen(),
@@ -263,12 +269,13 @@ impl Tables {
         entry: EntryRef<'_>,
     ) -> Result<Placed<'a>, Full> {
         let id = entry.id();
+        let hash = self.seeds.hash_one(id);
         'tables: loop {
             if let Some(next) = table.next() {
                 self.migrate_chunk(table, next);
             }
             let mask = table.mask();
-            let home = home(id, mask);
+            let home = hash as usize & mask;
             let mut step = 0;
             while step <= mask {
                 let slot = &table.slots[(home + step) & mask];
