@@ -5,8 +5,8 @@ use super::{Registered, Strategy};
 use crate::raw::{Inserted, RawLockFreeShard};
 use crate::sync::{AtomicUsize, Ordering};
 
-/// A strategy with no lock on any path: an id → entry table (keyed by the
-/// id's bits) whose inserts are a compare-and-swap of the entry's pointer
+/// A strategy with no lock on any path: an id → entry table (placed by a
+/// per-shard seeded hash of the id) whose inserts are a compare-and-swap of the entry's pointer
 /// into a free slot, grown by a chain of doubling tables that the inserters
 /// migrate cooperatively; hits and `resolve` are acquire loads only.
 ///
