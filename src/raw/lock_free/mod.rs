@@ -124,7 +124,7 @@ mod tests {
     use super::*;
 
     /// Small under Miri, which is slow.
-    const MANY: usize = if cfg!(miri) { 200 } else { 20_000 };
+    const MANY: usize = if cfg!(miri) { 100 } else { 20_000 };
 
     fn name(i: usize) -> Vec<u8> {
         format!("name/{i}/{}", "x".repeat(i % 40)).into_bytes()
@@ -195,7 +195,7 @@ mod tests {
     #[test]
     fn racing_inserts_store_each_id_once() {
         let threads = if cfg!(miri) { 2 } else { 4 };
-        let per_thread: usize = if cfg!(miri) { 40 } else { 5_000 };
+        let per_thread: usize = if cfg!(miri) { 24 } else { 5_000 };
         let shard = RawLockFreeShard::try_new(0).unwrap();
         std::thread::scope(|scope| {
             for t in 0..threads {
