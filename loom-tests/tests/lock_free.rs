@@ -237,7 +237,8 @@ fn lock_free_two_migrators() {
 /// advanced the frontier: the walker's own second insert advances it for
 /// them (the claim lands in a segment the walker published, and the table
 /// has room for all three, so nothing else orders the two threads). The
-/// walk reads the pending entry whole, and holds it whole or not at all.
+/// walk reads the pending entry, or after a yield the decided one, whole,
+/// and holds it whole or not at all.
 #[test]
 fn lock_free_walk_meets_a_claim_it_helped_past() {
     loom::model(|| {
@@ -251,12 +252,19 @@ fn lock_free_walk_meets_a_claim_it_helped_past() {
             thread::spawn(move || {
                 db.intern(0, "b").unwrap();
                 db.intern(0, "c").unwrap();
-                let snapshot = db.snapshot();
-                for s in ["b", "c"] {
-                    assert_eq!(snapshot.get_str(get_id(s.as_bytes())), Some(s));
-                }
-                if let Some(a) = snapshot.get(get_id(b"a")) {
-                    assert_eq!(a, b"a");
+                // Once while the other insert may be pending, and once after
+                // a yield (which lets it finish, unordered with this thread).
+                for walk in 0..2 {
+                    if walk == 1 {
+                        thread::yield_now();
+                    }
+                    let snapshot = db.snapshot();
+                    for s in ["b", "c"] {
+                        assert_eq!(snapshot.get_str(get_id(s.as_bytes())), Some(s));
+                    }
+                    if let Some(a) = snapshot.get(get_id(b"a")) {
+                        assert_eq!(a, b"a");
+                    }
                 }
             })
         };
