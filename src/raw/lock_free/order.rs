@@ -122,10 +122,13 @@ impl Order {
         } else {
             entry.as_ptr().map_addr(|a| a | DEAD)
         };
-        // Release: a walk that reads the live value reads the entry.
+        // A swap, Relaxed: a read-modify-write continues the release
+        // sequence of the claim's compare-and-swap, so a walk that acquires
+        // the decided value sees the entry as well as one that acquires the
+        // pending value (a plain store would need Release for that).
         self.slot(p)
             .expect("a claimed position's segment exists")
-            .store(value, Ordering::Release);
+            .swap(value, Ordering::Relaxed);
     }
 
     /// The frontier: every position below it is claimed.
