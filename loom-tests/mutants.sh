@@ -7,14 +7,23 @@
 # fail.
 #
 #   loom-tests/mutants.sh                # CI's bounds: 2 preemptions
+#   loom-tests/mutants.sh lock_free      # src/raw/lock_free/*.rs against
+#                                        # the models in tests/lock_free.rs
 #   MUTANTS_DIR=/tmp/m loom-tests/mutants.sh
 #
 # The copy lives in $MUTANTS_DIR (default: a directory under $TMPDIR or
 # /tmp); the worktree's files are never modified. Models run one at a time, cheapest
 # first, and a mutant's run stops at its first failing model.
 set -euo pipefail
+# The sites (a glob under the repository) and the test target that models
+# them: the optimistic shard's by default.
+case "${1:-}" in
+    "") sites='src/raw/*.rs' target=models ;;
+    lock_free) sites='src/raw/lock_free/*.rs' target=lock_free ;;
+    *) echo "usage: $0 [lock_free]" >&2; exit 2 ;;
+esac
 repo="$(cd "$(dirname "$0")/.." && pwd)"
-work="${MUTANTS_DIR:-${TMPDIR:-/tmp}/interned-string-db-loom-mutants}"
+work="${MUTANTS_DIR:-${TMPDIR:-/tmp}/interned-string-db-loom-mutants}/$target"
 tree="$work/tree"
 # Beside run.sh's build, whose dependencies it reuses (the copy's own crates
 # build apart: they live at another path).
@@ -33,7 +42,7 @@ mkdir -p "$tree"
     | (cd "$repo" && xargs -0 tar -cf - --) | tar -C "$tree" -xmf -
 
 build() {
-    (cd "$tree" && cargo test --release -p loom-tests --test models --no-run \
+    (cd "$tree" && cargo test --release -p loom-tests --test "$target" --no-run \
         --message-format=json 2>"$work/build.log") \
         | sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' | tail -n 1
 }
@@ -77,7 +86,7 @@ done
 models="$(sort -n <<<"$timed" | awk 'NF { print $2 }')"
 printf 'unmutated: every model passes (%d s with the build)\n\n' $((SECONDS - started))
 
-printf '%-16s %-15s %-8s %-9s %s\n' site function ordering result "first failing model: why (time)"
+printf '%-21s %-16s %-8s %-9s %s\n' site function ordering result "first failing model: why (time)"
 survived=0
 total=0
 while IFS=: read -r file line _; do
@@ -109,9 +118,9 @@ while IFS=: read -r file line _; do
         failed=-
         survived=$((survived + 1))
     fi
-    printf '%-16s %-15s %-8s %-9s %s (%d s)\n' "${file#src/raw/}:$line" "$function" \
+    printf '%-21s %-16s %-8s %-9s %s (%d s)\n' "${file#src/raw/}:$line" "$function" \
         "$ordering" "$result" "$failed" $((SECONDS - t0))
-done < <(cd "$repo" && grep -n 'Ordering::\(Release\|Acquire\|AcqRel\|SeqCst\)' src/raw/*.rs)
+done < <(cd "$repo" && grep -n 'Ordering::\(Release\|Acquire\|AcqRel\|SeqCst\)' $sites)
 
 printf '\n%d of %d mutants caught, in %d s\n' $((total - survived)) "$total" $((SECONDS - started))
 [ "$survived" -eq 0 ]

@@ -14,4 +14,4 @@ export LOOM_MAX_PREEMPTIONS="${LOOM_MAX_PREEMPTIONS-2}"
 [ -n "$LOOM_MAX_PREEMPTIONS" ] || unset LOOM_MAX_PREEMPTIONS
 # A separate target dir, so the loom build does not evict the normal one.
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-target}/loom"
-exec cargo test --release -p loom-tests --test models -- --test-threads=2 "$@"
+exec cargo test --release -p loom-tests --test models --test lock_free -- --test-threads=2 "$@"

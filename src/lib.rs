@@ -48,6 +48,11 @@
 //!   read by the merge, under a global `RwLock` taken for read across the
 //!   merge. The compatibility mode, and the oracle the other strategies are
 //!   tested against: every behavioural test runs against every strategy.
+//! * `LockFreeStrategy` (feature `lock-free`, on by default): no lock on any
+//!   path, misses included: an insert is a compare-and-swap of the entry into
+//!   an id-keyed table, which its inserters grow cooperatively; hits and
+//!   `resolve` are acquire loads. The tables a growth leaves behind are freed
+//!   by `reset` and drop.
 //! * `ShardedLockStrategy` (feature `sharded-lock`) and
 //!   `ParkingLotStrategy` (feature `parking-lot`): the same protocol on
 //!   crossbeam's reader-scalable `ShardedLock` and on `parking_lot::RwLock`,
@@ -157,6 +162,8 @@ pub use static_name::StaticName;
 pub use strategy::ArcSwapStrategy;
 #[cfg(all(feature = "dashmap", not(interner_loom)))]
 pub use strategy::DashMapStrategy;
+#[cfg(feature = "lock-free")]
+pub use strategy::LockFreeStrategy;
 #[cfg(all(feature = "parking-lot", not(interner_loom)))]
 pub use strategy::ParkingLotStrategy;
 #[cfg(all(feature = "sharded-lock", not(interner_loom)))]

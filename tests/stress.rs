@@ -22,7 +22,7 @@ use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use interned_string_db::{get_id, Config, Error, InternedStringDb, Strategy};
+use interned_string_db::{get_id, Config, Cursor, Error, InternedStringDb, Strategy};
 
 const THREADS: usize = 256;
 const NCS: usize = 256;
@@ -239,7 +239,58 @@ fn stress_at_scale<S: Strategy>() {
     stress::<S>(if S::NAME == "arc-swap" { 300 } else { 8_000 });
 }
 
+/// Many threads intern overlapping names into one NC, which starts empty and
+/// grows all the while, as a reader takes deltas: every intern that returned
+/// is in the final snapshot with its id, the NC holds each name once, and
+/// the deltas deliver each name once and all of them.
+fn one_nc_grows_under_many_threads<S: Strategy>(per_thread: usize) {
+    const WRITERS: usize = 16;
+    let db: InternedStringDb<S> = InternedStringDb::with_config(Config::new().ncs(1));
+    // Thread `t` interns names `t * per_thread / 4 ..`: each name is shared
+    // by up to 4 threads, which reach it at different times.
+    let name = |i: usize| format!("grow/{i}/{}", "n".repeat(i % 29));
+    let done = AtomicUsize::new(0);
+    let mut delivered = 0;
+    let mut cursor = Cursor::new();
+    std::thread::scope(|scope| {
+        for t in 0..WRITERS {
+            let (db, done) = (&db, &done);
+            scope.spawn(move || {
+                let first = t * per_thread / 4;
+                for i in first..first + per_thread {
+                    let name = name(i);
+                    assert_eq!(db.intern(0, &name), Ok(get_id(name.as_bytes())));
+                }
+                done.fetch_add(1, Ordering::Release);
+            });
+        }
+        while done.load(Ordering::Acquire) < WRITERS {
+            delivered += db.delta(&mut cursor).len();
+        }
+    });
+    delivered += db.delta(&mut cursor).len();
+    let distinct = (WRITERS - 1) * per_thread / 4 + per_thread;
+    assert_eq!(db.nc_len(0), distinct, "{}", S::NAME);
+    assert_eq!(delivered, distinct, "{}: deltas delivered", S::NAME);
+    let snapshot = db.snapshot();
+    assert_eq!(snapshot.len(), distinct, "{}", S::NAME);
+    for i in 0..distinct {
+        let name = name(i);
+        assert_eq!(snapshot.get(get_id(name.as_bytes())), Some(name.as_bytes()));
+    }
+    println!(
+        "one NC grows {:>10}: {distinct} names from {WRITERS} threads",
+        S::NAME
+    );
+}
+
+fn one_nc_grows<S: Strategy>() {
+    one_nc_grows_under_many_threads::<S>(if S::NAME == "arc-swap" { 1_000 } else { 40_000 });
+}
+
 for_each_strategy!(
     #[ignore = "long: run in release by .ci/run"]
-    stress_at_scale
+    stress_at_scale,
+    #[ignore = "long: run in release by .ci/run"]
+    one_nc_grows,
 );

@@ -7,6 +7,9 @@
 //! * [`table`]: the by-bytes index that hits read without a lock, grown by
 //!   linear hashing;
 //! * [`shard`]: the three together with the writer lock and the by-id map;
+//! * [`lock_free`]: the lock-free strategy's shard: an id → entry table
+//!   filled by compare-and-swap and grown cooperatively, and an append-only
+//!   order array (feature `lock-free`);
 //! * [`witness`]: in loom builds only, loom-tracked cells standing in for
 //!   the records' bytes, so that the models see their publication.
 //!
@@ -18,11 +21,15 @@
 //! (`loom-tests/`).
 
 mod alloc;
+#[cfg(feature = "lock-free")]
+mod lock_free;
 mod log;
 mod record;
 mod shard;
 mod table;
 mod witness;
 
+#[cfg(feature = "lock-free")]
+pub(crate) use self::lock_free::{Inserted, RawLockFreeShard};
 pub(crate) use self::record::Entry;
 pub(crate) use self::shard::{bytes_eq, RawShard};

@@ -22,7 +22,7 @@ macro_rules! __for_each_strategy {
     };
 }
 
-#[cfg(all(feature = "lock-free", not(interner_loom)))]
+#[cfg(feature = "lock-free")]
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __strategies_stage_lock_free {
@@ -33,7 +33,7 @@ macro_rules! __strategies_stage_lock_free {
     };
 }
 
-#[cfg(not(all(feature = "lock-free", not(interner_loom))))]
+#[cfg(not(feature = "lock-free"))]
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __strategies_stage_lock_free {

@@ -11,6 +11,8 @@ mod arc_swap;
 #[cfg(all(feature = "dashmap", not(interner_loom)))]
 mod dashmap;
 mod list;
+#[cfg(feature = "lock-free")]
+mod lock_free;
 mod locked;
 mod optimistic;
 mod parts;
@@ -20,6 +22,8 @@ mod parts;
 pub use self::arc_swap::ArcSwapStrategy;
 #[cfg(all(feature = "dashmap", not(interner_loom)))]
 pub use self::dashmap::DashMapStrategy;
+#[cfg(feature = "lock-free")]
+pub use self::lock_free::LockFreeStrategy;
 #[cfg(all(feature = "parking-lot", not(interner_loom)))]
 pub use self::locked::ParkingLotStrategy;
 pub use self::locked::RwLockStrategy;

@@ -1,0 +1,124 @@
+//! The lock-free strategy: no mutex anywhere, misses included.
+
+use super::imp::{IdSource, Refusal, Sealed, Shard, ShardConfig, ShardStats};
+use super::parts::{compare, reserve_bytes, OpenFlag};
+use super::{Registered, Strategy};
+use crate::raw::{Inserted, RawLockFreeShard};
+use crate::sync::{AtomicUsize, Ordering};
+
+/// A strategy with no lock on any path: an id → entry table (placed by a
+/// per-shard seeded hash of the id) whose inserts are a compare-and-swap of the entry's pointer
+/// into a free slot, grown by a chain of doubling tables that the inserters
+/// migrate cooperatively; hits and `resolve` are acquire loads only.
+///
+/// Entries are listed in insertion order in an append-only array for
+/// snapshots and deltas. Memory a growth leaves behind (the smaller tables)
+/// is freed by `reset` and drop, not earlier. Closing an NC is a flag, as
+/// for [`DashMapStrategy`](super::DashMapStrategy): an intern already past
+/// its check may still complete after `close_nc` returns. See
+/// `docs/design.md`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LockFreeStrategy;
+
+impl Strategy for LockFreeStrategy {
+    const NAME: &'static str = "lock-free";
+    type Shard = LockFreeShard;
+}
+
+impl Sealed for LockFreeStrategy {}
+
+/// One NC's shard.
+pub struct LockFreeShard {
+    raw: RawLockFreeShard,
+    open: OpenFlag,
+    /// Bytes stored, or reserved by inserts in progress.
+    bytes: AtomicUsize,
+    byte_cap: usize,
+}
+
+impl core::fmt::Debug for LockFreeShard {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        let stats = self.stats();
+        f.debug_struct("LockFreeShard")
+            .field("open", &self.open.is_open())
+            .field("entries", &stats.entries)
+            .field("bytes", &stats.bytes)
+            .field("byte_cap", &self.byte_cap)
+            .finish()
+    }
+}
+
+impl Shard for LockFreeShard {
+    const GLOBAL_MERGE_LOCK: bool = false;
+
+    fn new(config: &ShardConfig) -> Result<Self, Refusal> {
+        Ok(LockFreeShard {
+            raw: RawLockFreeShard::try_new(config.initial_capacity).ok_or(Refusal::OutOfMemory)?,
+            open: OpenFlag::new(),
+            bytes: AtomicUsize::new(0),
+            byte_cap: config.byte_cap,
+        })
+    }
+
+    fn register(
+        &self,
+        id: u64,
+        bytes: &[u8],
+        _source: IdSource,
+        on_conflict: impl FnOnce(&[u8]),
+    ) -> Result<Registered, Refusal> {
+        self.open.check()?;
+        // Look first: a hit allocates and reserves nothing.
+        if let Some(stored) = self.raw.find(id) {
+            return Ok(compare(stored, bytes, on_conflict));
+        }
+        reserve_bytes(&self.bytes, self.byte_cap, bytes.len())?;
+        let inserted = self.raw.insert(id, bytes);
+        if !matches!(inserted, Ok(Inserted::New)) {
+            // Relaxed: the counter only bounds the total.
+            self.bytes.fetch_sub(bytes.len(), Ordering::Relaxed);
+        }
+        match inserted {
+            Ok(Inserted::New) => Ok(Registered::Inserted),
+            Ok(Inserted::Found(stored)) => Ok(compare(stored, bytes, on_conflict)),
+            Err(_) => Err(Refusal::OutOfMemory),
+        }
+    }
+
+    fn with_entry<R>(&self, id: u64, f: impl FnOnce(&[u8]) -> R) -> Option<R> {
+        self.raw.find(id).map(f)
+    }
+
+    /// No copy: `with_entry` holds no lock while `f` runs.
+    fn with_entry_unlocked<R>(&self, id: u64, f: impl FnOnce(&[u8]) -> R) -> Option<R> {
+        self.with_entry(id, f)
+    }
+
+    fn visit_since(&self, from: usize, f: impl FnMut(u64, &[u8])) -> Option<usize> {
+        if !self.open.is_open() {
+            return None;
+        }
+        Some(self.raw.for_each_since(from, f))
+    }
+
+    fn set_open(&self, open: bool) {
+        self.open.set(open);
+    }
+
+    fn is_open(&self) -> bool {
+        self.open.is_open()
+    }
+
+    fn stats(&self) -> ShardStats {
+        ShardStats {
+            entries: self.raw.len(),
+            bytes: self.bytes.load(Ordering::Relaxed),
+        }
+    }
+
+    fn clear(&mut self) {
+        self.raw.clear();
+        self.bytes.store(0, Ordering::Relaxed);
+        self.open.set(true);
+    }
+}
