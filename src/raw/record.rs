@@ -1,9 +1,12 @@
 //! The layout of one record (an entry: id and bytes) in the log, and a
 //! reference to a published one.
 //!
-//! A record is `[len: LEB128, 1 to 5 bytes][id: u64 little-endian][bytes]`,
-//! byte-aligned: no header padding, so a 72-byte name costs 81 bytes. The id
-//! is read unaligned.
+//! A record is `[len: LEB128, 1 to 5 bytes][id][bytes]`, byte-aligned: no
+//! header padding, so a 72-byte name costs 80 bytes. The id takes 7 bytes,
+//! little-endian, when it is below 2^55 (every id `get_id` makes is below
+//! 2^51); a larger one (only a caller's `register` can give it) takes 9: its
+//! low 55 bits with bit 55 set, then its high 9 bits in 2 bytes. The id is
+//! read unaligned.
 
 use core::marker::PhantomData;
 use core::ptr::NonNull;
@@ -11,13 +14,30 @@ use core::ptr::NonNull;
 /// The largest name a record holds (the length is a `u32`).
 pub(crate) const MAX_LEN: usize = u32::MAX as usize;
 
-/// Bytes a record of `len` bytes of name takes, or `None` past [`MAX_LEN`].
+/// Ids below this take [`NARROW`] bytes; the others [`WIDE`].
+const WIDE_FROM: u64 = 1 << 55;
+/// Bytes of a narrow id.
+const NARROW: usize = 7;
+/// Bytes of a wide id.
+const WIDE: usize = 9;
+
 #[inline]
-pub(crate) fn record_size(len: usize) -> Option<usize> {
+fn id_size(id: u64) -> usize {
+    if id < WIDE_FROM {
+        NARROW
+    } else {
+        WIDE
+    }
+}
+
+/// Bytes a record of `id` and `len` bytes of name takes, or `None` past
+/// [`MAX_LEN`].
+#[inline]
+pub(crate) fn record_size(id: u64, len: usize) -> Option<usize> {
     if len > MAX_LEN {
         return None;
     }
-    Some(varint_size(len) + 8 + len)
+    Some(varint_size(len) + id_size(id) + len)
 }
 
 #[inline]
@@ -35,8 +55,8 @@ fn varint_size(len: usize) -> usize {
 ///
 /// # Safety
 ///
-/// `dst` must be valid for writes of `record_size(bytes.len())` bytes (which
-/// must be `Some`), and nothing may read them concurrently.
+/// `dst` must be valid for writes of `record_size(id, bytes.len())` bytes
+/// (which must be `Some`), and nothing may read them concurrently.
 pub(crate) unsafe fn write(dst: NonNull<u8>, id: u64, bytes: &[u8]) {
     let mut at = dst.as_ptr();
     let mut len = bytes.len() as u32;
@@ -54,8 +74,15 @@ pub(crate) unsafe fn write(dst: NonNull<u8>, id: u64, bytes: &[u8]) {
             at.write(low | 0x80);
             at = at.add(1);
         }
-        at.cast::<[u8; 8]>().write_unaligned(id.to_le_bytes());
-        core::ptr::copy_nonoverlapping(bytes.as_ptr(), at.add(8), bytes.len());
+        let low = if id < WIDE_FROM { id } else { id | WIDE_FROM };
+        core::ptr::copy_nonoverlapping(low.to_le_bytes().as_ptr(), at, NARROW);
+        at = at.add(NARROW);
+        if id >= WIDE_FROM {
+            at.cast::<[u8; 2]>()
+                .write_unaligned(((id >> 55) as u16).to_le_bytes());
+            at = at.add(WIDE - NARROW);
+        }
+        core::ptr::copy_nonoverlapping(bytes.as_ptr(), at, bytes.len());
     }
 }
 
@@ -65,6 +92,8 @@ pub(crate) struct Entry<'a> {
     /// The first byte of the record's `id`.
     id_at: NonNull<u8>,
     len: u32,
+    /// Whether the id is wide (9 bytes, not 7).
+    wide: bool,
     _shard: PhantomData<&'a ()>,
 }
 
@@ -97,6 +126,8 @@ impl<'a> Entry<'a> {
             Entry {
                 id_at: NonNull::new_unchecked(p),
                 len,
+                // The id's 7th byte holds bit 55, the wide mark.
+                wide: p.add(NARROW - 1).read() & 0x80 != 0,
                 _shard: PhantomData,
             }
         }
@@ -105,17 +136,32 @@ impl<'a> Entry<'a> {
     /// The id the entry is stored under.
     #[inline]
     pub(crate) fn id(self) -> u64 {
-        // SAFETY: 8 bytes of id follow the length in a complete, immutable
+        let mut low = [0u8; 8];
+        // SAFETY: the id's bytes follow the length in a complete, immutable
         // record that lives for `'a` (`Entry::at`).
-        u64::from_le_bytes(unsafe { self.id_at.as_ptr().cast::<[u8; 8]>().read_unaligned() })
+        unsafe { core::ptr::copy_nonoverlapping(self.id_at.as_ptr(), low.as_mut_ptr(), NARROW) };
+        let low = u64::from_le_bytes(low);
+        if !self.wide {
+            return low;
+        }
+        // SAFETY: as above; a wide id has 2 more bytes.
+        let high = unsafe {
+            self.id_at
+                .as_ptr()
+                .add(NARROW)
+                .cast::<[u8; 2]>()
+                .read_unaligned()
+        };
+        (low & (WIDE_FROM - 1)) | u64::from(u16::from_le_bytes(high)) << 55
     }
 
     /// The name's bytes.
     #[inline]
     pub(crate) fn bytes(self) -> &'a [u8] {
+        let id_size = if self.wide { WIDE } else { NARROW };
         // SAFETY: `len` bytes follow the id in the same complete, immutable
         // record, which lives for `'a` (`Entry::at`).
-        unsafe { core::slice::from_raw_parts(self.id_at.as_ptr().add(8), self.len as usize) }
+        unsafe { core::slice::from_raw_parts(self.id_at.as_ptr().add(id_size), self.len as usize) }
     }
 
     /// The address just past the record: where the next one in its slab
@@ -132,26 +178,39 @@ mod tests {
 
     #[test]
     fn round_trips_every_length_class() {
+        let ids = [
+            0,
+            1,
+            crate::MAX_ID,
+            WIDE_FROM - 1,
+            WIDE_FROM,
+            WIDE_FROM + 0xDEAD,
+            u64::MAX - 1,
+            u64::MAX,
+        ];
         for len in [0usize, 1, 0x7F, 0x80, 0x3FFF, 0x4000, 70_000] {
-            let bytes: Vec<u8> = (0..len).map(|i| i as u8).collect();
-            let size = record_size(len).unwrap();
-            let mut buf = vec![0u8; size + 3];
-            let at = NonNull::new(buf.as_mut_ptr().wrapping_add(3)).unwrap();
-            // SAFETY: `buf` has room for the record at offset 3.
-            unsafe { write(at, 0xDEAD_BEEF_0000 + len as u64, &bytes) };
-            // SAFETY: just written, and `buf` outlives `entry`.
-            let entry = unsafe { Entry::at(at) };
-            assert_eq!(entry.bytes().len(), len);
-            assert_eq!(entry.id(), 0xDEAD_BEEF_0000 + len as u64);
-            assert_eq!(entry.bytes(), &bytes[..]);
-            assert_eq!(entry.end() as usize - at.as_ptr() as usize, size);
+            for id in ids {
+                let bytes: Vec<u8> = (0..len).map(|i| i as u8).collect();
+                let size = record_size(id, len).unwrap();
+                let mut buf = vec![0u8; size + 3];
+                let at = NonNull::new(buf.as_mut_ptr().wrapping_add(3)).unwrap();
+                // SAFETY: `buf` has room for the record at offset 3.
+                unsafe { write(at, id, &bytes) };
+                // SAFETY: just written, and `buf` outlives `entry`.
+                let entry = unsafe { Entry::at(at) };
+                assert_eq!(entry.bytes().len(), len);
+                assert_eq!(entry.id(), id);
+                assert_eq!(entry.bytes(), &bytes[..]);
+                assert_eq!(entry.end() as usize - at.as_ptr() as usize, size);
+            }
         }
     }
 
     #[test]
     fn sizes() {
-        assert_eq!(record_size(72), Some(81));
-        assert_eq!(record_size(200), Some(210));
-        assert_eq!(record_size(MAX_LEN + 1), None);
+        assert_eq!(record_size(crate::MAX_ID, 72), Some(80));
+        assert_eq!(record_size(u64::MAX, 72), Some(82));
+        assert_eq!(record_size(1, 200), Some(209));
+        assert_eq!(record_size(1, MAX_LEN + 1), None);
     }
 }
