@@ -1,12 +1,13 @@
 //! The layout of one record (an entry: id and bytes) in the log, and a
 //! reference to a published one.
 //!
-//! A record is `[len: LEB128, 1 to 5 bytes][id][bytes]`, byte-aligned: no
-//! header padding, so a 72-byte name costs 80 bytes. The id takes 7 bytes,
-//! little-endian, when it is below 2^55 (every id `get_id` makes is below
-//! 2^51); a larger one (only a caller's `register` can give it) takes 9: its
-//! low 55 bits with bit 55 set, then its high 9 bits in 2 bytes. The id is
-//! read unaligned.
+//! A record is `[len: LEB128, 1 to 5 bytes][id: 7 bytes][bytes]`,
+//! byte-aligned: no header padding, so a 72-byte name costs 80 bytes. The id
+//! is little-endian, read unaligned with the length's last byte and shifted
+//! out: one load. An id below 2^55 (every id `get_id` makes is below 2^51)
+//! fits; a larger one (only a caller's `register` can give it) keeps its low
+//! 55 bits there with bit 55 set, and its high 9 bits in 2 bytes after the
+//! name, where they move nothing a hit reads.
 
 use core::marker::PhantomData;
 use core::ptr::NonNull;
@@ -77,12 +78,12 @@ pub(crate) unsafe fn write(dst: NonNull<u8>, id: u64, bytes: &[u8]) {
         let low = if id < WIDE_FROM { id } else { id | WIDE_FROM };
         core::ptr::copy_nonoverlapping(low.to_le_bytes().as_ptr(), at, NARROW);
         at = at.add(NARROW);
-        if id >= WIDE_FROM {
-            at.cast::<[u8; 2]>()
-                .write_unaligned(((id >> 55) as u16).to_le_bytes());
-            at = at.add(WIDE - NARROW);
-        }
         core::ptr::copy_nonoverlapping(bytes.as_ptr(), at, bytes.len());
+        if id >= WIDE_FROM {
+            at.add(bytes.len())
+                .cast::<[u8; 2]>()
+                .write_unaligned(((id >> 55) as u16).to_le_bytes());
+        }
     }
 }
 
@@ -92,8 +93,6 @@ pub(crate) struct Entry<'a> {
     /// The first byte of the record's `id`.
     id_at: NonNull<u8>,
     len: u32,
-    /// Whether the id is wide (9 bytes, not 7).
-    wide: bool,
     _shard: PhantomData<&'a ()>,
 }
 
@@ -126,49 +125,57 @@ impl<'a> Entry<'a> {
             Entry {
                 id_at: NonNull::new_unchecked(p),
                 len,
-                // The id's 7th byte holds bit 55, the wide mark.
-                wide: p.add(NARROW - 1).read() & 0x80 != 0,
                 _shard: PhantomData,
             }
         }
     }
 
+    /// The id's first 7 bytes (bit 55: the wide mark).
+    #[inline]
+    fn low_id(self) -> u64 {
+        // SAFETY: the length's last byte and the id's 7 bytes are 8 bytes of
+        // a complete, immutable record that lives for `'a` (`Entry::at`).
+        let word = unsafe {
+            self.id_at
+                .as_ptr()
+                .sub(1)
+                .cast::<[u8; 8]>()
+                .read_unaligned()
+        };
+        u64::from_le_bytes(word) >> 8
+    }
+
     /// The id the entry is stored under.
     #[inline]
     pub(crate) fn id(self) -> u64 {
-        let mut low = [0u8; 8];
-        // SAFETY: the id's bytes follow the length in a complete, immutable
-        // record that lives for `'a` (`Entry::at`).
-        unsafe { core::ptr::copy_nonoverlapping(self.id_at.as_ptr(), low.as_mut_ptr(), NARROW) };
-        let low = u64::from_le_bytes(low);
-        if !self.wide {
+        let low = self.low_id();
+        if low & WIDE_FROM == 0 {
             return low;
         }
-        // SAFETY: as above; a wide id has 2 more bytes.
-        let high = unsafe {
-            self.id_at
-                .as_ptr()
-                .add(NARROW)
-                .cast::<[u8; 2]>()
-                .read_unaligned()
-        };
-        (low & (WIDE_FROM - 1)) | u64::from(u16::from_le_bytes(high)) << 55
+        let at = self.bytes().as_ptr_range().end;
+        // SAFETY: a wide id's 2 high bytes follow the name in the record.
+        let high = u16::from_le_bytes(unsafe { at.cast::<[u8; 2]>().read_unaligned() });
+        (low & (WIDE_FROM - 1)) | u64::from(high) << 55
     }
 
     /// The name's bytes.
     #[inline]
     pub(crate) fn bytes(self) -> &'a [u8] {
-        let id_size = if self.wide { WIDE } else { NARROW };
         // SAFETY: `len` bytes follow the id in the same complete, immutable
         // record, which lives for `'a` (`Entry::at`).
-        unsafe { core::slice::from_raw_parts(self.id_at.as_ptr().add(id_size), self.len as usize) }
+        unsafe { core::slice::from_raw_parts(self.id_at.as_ptr().add(NARROW), self.len as usize) }
     }
 
     /// The address just past the record: where the next one in its slab
     /// starts.
     #[inline]
     pub(crate) fn end(self) -> *const u8 {
-        self.bytes().as_ptr_range().end
+        let tail = if self.low_id() & WIDE_FROM == 0 {
+            0
+        } else {
+            WIDE - NARROW
+        };
+        self.bytes().as_ptr_range().end.wrapping_add(tail)
     }
 }
 

@@ -111,6 +111,23 @@ struct Bucket(Slots<WORDS>);
 #[repr(C, align(32))]
 struct Overflow(Slots<OVERFLOW_WORDS>);
 
+/// The ref in `words` of the key of hash `hash` for which `is_key` holds
+/// (acquire loads: see `Table::find`). Over an array, so that it unrolls.
+#[inline(always)]
+fn scan<const N: usize>(
+    words: &[AtomicU64; N],
+    hash: u64,
+    is_key: &mut impl FnMut(Ref) -> bool,
+) -> Option<Ref> {
+    for slot in words {
+        let word = slot.load(Ordering::Acquire);
+        if word != 0 && word as u32 == hash as u32 && is_key(ref_of(word)) {
+            return Some(ref_of(word));
+        }
+    }
+    None
+}
+
 /// The slot words of a chain, one bucket at a time, for the writer (relaxed
 /// loads of the links: only the writer stores them). The last item is the
 /// chain's last link, null.
@@ -270,19 +287,19 @@ impl Table {
         // SAFETY: a published directory is complete and lives until `&mut`.
         let dir = unsafe { dir.as_ref() }?;
         let bucket = Self::bucket(dir, shape.bucket_of(hash));
-        let (mut words, mut next) = (&bucket.0.words[..], &bucket.0.next);
+        if let Some(found) = scan(&bucket.0.words, hash, &mut is_key) {
+            return Some(found);
+        }
+        let mut next = &bucket.0.next;
         loop {
-            for slot in words {
-                let word = slot.load(Ordering::Acquire);
-                if word != 0 && word as u32 == hash as u32 && is_key(ref_of(word)) {
-                    return Some(ref_of(word));
-                }
-            }
             let link = next.load(Ordering::Acquire);
             // SAFETY: a linked overflow bucket was built before its release
             // store and lives until `&mut` access.
             let overflow = unsafe { link.as_ref() }?;
-            (words, next) = (&overflow.0.words[..], &overflow.0.next);
+            if let Some(found) = scan(&overflow.0.words, hash, &mut is_key) {
+                return Some(found);
+            }
+            next = &overflow.0.next;
         }
     }
 
