@@ -487,6 +487,22 @@ mod tests {
         shard.write().insert(u64::MAX, b"max", false).unwrap();
         assert_eq!(shard.find_by_id(0).unwrap().bytes(), b"zero");
         assert_eq!(shard.find_by_id(u64::MAX).unwrap().bytes(), b"max");
+        // A wide id's record is longer: the walk steps over it exactly.
+        shard.write().insert(1 << 60, b"wide", true).unwrap();
+        shard.write().insert(5, b"after", true).unwrap();
+        let mut walked = Vec::new();
+        shard.for_each(|e| walked.push((e.id(), e.bytes().to_vec())));
+        let expected: [(u64, &[u8]); 4] = [
+            (0, b"zero"),
+            (u64::MAX, b"max"),
+            (1 << 60, b"wide"),
+            (5, b"after"),
+        ];
+        assert_eq!(walked.len(), expected.len());
+        for ((id, bytes), (want_id, want_bytes)) in walked.iter().zip(expected) {
+            assert_eq!((*id, &bytes[..]), (want_id, want_bytes));
+        }
+        assert_eq!(shard.find_by_bytes(b"wide").unwrap().id(), 1 << 60);
     }
 
     #[test]
