@@ -108,7 +108,7 @@
 //! bare [`get_id`] on names that fit in cache and 1.5× to 2.2× on real
 //! vocabularies of 10^5 names (file paths, symbol names), where those reads
 //! miss the cache. [`intern_batch`](InternedStringDb::intern_batch) overlaps
-//! the misses across names: 1.0× to 1.2× `get_id` there. Memory is 32 to 45
+//! the misses across names: 1.0× to 1.2× `get_id` there. Memory is 35 to 47
 //! bytes per entry beyond the strings.
 //! `docs/benchmarks.md` has the measured figures, peers side by side, and
 //! how to measure on your machine (`cargo bench`, and the contention harness

@@ -4,9 +4,7 @@
 //! # Layout
 //!
 //! A bucket is 64 bytes: [`WORDS`] slot words and a link to an overflow
-//! bucket. Overflow buckets are half a line: [`OVERFLOW_WORDS`] slot words
-//! and a link to the next one, taken from pools of [`POOL_BUCKETS`] (most
-//! chains need one or two more words, not seven). A slot word is `(ref + 1) << 32 | low 32 bits of the key's hash`:
+//! bucket. A slot word is `(ref + 1) << 32 | low 32 bits of the key's hash`:
 //! the log [`Ref`] of a record and the hash bits that place it, so a probe
 //! filters on the hash without touching the record, and a split re-places a
 //! word without re-hashing its record. `0` is an empty slot.
@@ -51,18 +49,6 @@ pub(crate) const WORDS: usize = 7;
 #[cfg(interner_loom)]
 pub(crate) const WORDS: usize = 2;
 
-/// Slot words per overflow bucket; with the link, half a line.
-#[cfg(not(interner_loom))]
-const OVERFLOW_WORDS: usize = 3;
-#[cfg(interner_loom)]
-const OVERFLOW_WORDS: usize = 1;
-
-/// Overflow buckets per pool (4 KiB).
-#[cfg(not(interner_loom))]
-const POOL_BUCKETS: usize = 128;
-#[cfg(interner_loom)]
-const POOL_BUCKETS: usize = 1;
-
 /// Buckets per segment (4 KiB).
 #[cfg(not(interner_loom))]
 const SEGMENT_BUCKETS: usize = 64;
@@ -74,7 +60,7 @@ const SEGMENT_BUCKETS: usize = 1;
 #[cfg(not(interner_loom))]
 pub(crate) const LOAD: usize = 5;
 #[cfg(interner_loom)]
-pub(crate) const LOAD: usize = 5;
+pub(crate) const LOAD: usize = 1;
 
 /// Buckets split in one go, so that the shape (on the line every hit reads)
 /// is written once per this many splits.
@@ -87,58 +73,19 @@ const SPLITS_PER_STEP: usize = 1;
 /// bits of hash.
 const MAX_LEVEL: u32 = 31;
 
-/// Slot words and the link to the chain's next overflow bucket.
-#[repr(C)]
-struct Slots<const N: usize> {
-    words: [AtomicU64; N],
-    next: AtomicPtr<Overflow>,
+#[repr(C, align(64))]
+struct Bucket {
+    words: [AtomicU64; WORDS],
+    next: AtomicPtr<Bucket>,
 }
 
-impl<const N: usize> Slots<N> {
-    fn new() -> Slots<N> {
-        Slots {
+impl Bucket {
+    fn new() -> Bucket {
+        Bucket {
             words: core::array::from_fn(|_| AtomicU64::new(0)),
             next: AtomicPtr::new(ptr::null_mut()),
         }
     }
-}
-
-/// A bucket: one line.
-#[repr(C, align(64))]
-struct Bucket(Slots<WORDS>);
-
-/// An overflow bucket: half a line, never across two.
-#[repr(C, align(32))]
-struct Overflow(Slots<OVERFLOW_WORDS>);
-
-/// The ref in `words` of the key of hash `hash` for which `is_key` holds
-/// (acquire loads: see `Table::find`). Over an array, so that it unrolls.
-#[inline(always)]
-fn scan<const N: usize>(
-    words: &[AtomicU64; N],
-    hash: u64,
-    is_key: &mut impl FnMut(Ref) -> bool,
-) -> Option<Ref> {
-    for slot in words {
-        let word = slot.load(Ordering::Acquire);
-        if word != 0 && word as u32 == hash as u32 && is_key(ref_of(word)) {
-            return Some(ref_of(word));
-        }
-    }
-    None
-}
-
-/// The slot words of a chain, one bucket at a time, for the writer (relaxed
-/// loads of the links: only the writer stores them). The last item is the
-/// chain's last link, null.
-fn chain(first: &Bucket) -> impl Iterator<Item = (&[AtomicU64], &AtomicPtr<Overflow>)> {
-    let mut at = Some((&first.0.words[..], &first.0.next));
-    core::iter::from_fn(move || {
-        let (words, next) = at?;
-        // SAFETY: a linked overflow bucket, live until `&mut` access.
-        at = unsafe { next.load(Ordering::Relaxed).as_ref() }.map(|o| (&o.0.words[..], &o.0.next));
-        Some((words, next))
-    })
 }
 
 #[inline]
@@ -213,10 +160,7 @@ pub(crate) struct TableFull;
 pub(crate) struct TableWriter {
     /// Segments, each a `Box<[Bucket]>` of `SEGMENT_BUCKETS` turned raw.
     segments: Vec<NonNull<Bucket>>,
-    /// Overflow pools, each a `Box<[Overflow]>` of `POOL_BUCKETS` turned raw.
-    pools: Vec<NonNull<Overflow>>,
-    /// Overflow buckets handed out from the last pool.
-    pool_used: usize,
+    overflow: Vec<NonNull<Bucket>>,
     retired_dirs: Vec<NonNull<SegmentDir>>,
     entries: usize,
 }
@@ -233,11 +177,9 @@ impl Drop for TableWriter {
             // the writer is dropped only when no reader can exist.
             drop(unsafe { Box::from_raw(slice) });
         }
-        for pool in self.pools.drain(..) {
-            let slice = ptr::slice_from_raw_parts_mut(pool.as_ptr(), POOL_BUCKETS);
-            // SAFETY: came from `Box::into_raw` of a `POOL_BUCKETS` slice; as
-            // above.
-            drop(unsafe { Box::from_raw(slice) });
+        for bucket in self.overflow.drain(..) {
+            // SAFETY: came from `Box::into_raw`; as above.
+            drop(unsafe { Box::from_raw(bucket.as_ptr()) });
         }
         for dir in self.retired_dirs.drain(..) {
             // SAFETY: came from `Box::into_raw`; as above.
@@ -286,20 +228,18 @@ impl Table {
         let dir = self.dir.load(Ordering::Acquire);
         // SAFETY: a published directory is complete and lives until `&mut`.
         let dir = unsafe { dir.as_ref() }?;
-        let bucket = Self::bucket(dir, shape.bucket_of(hash));
-        if let Some(found) = scan(&bucket.0.words, hash, &mut is_key) {
-            return Some(found);
-        }
-        let mut next = &bucket.0.next;
+        let mut bucket = Self::bucket(dir, shape.bucket_of(hash));
         loop {
-            let link = next.load(Ordering::Acquire);
+            for slot in &bucket.words {
+                let word = slot.load(Ordering::Acquire);
+                if word != 0 && word as u32 == hash as u32 && is_key(ref_of(word)) {
+                    return Some(ref_of(word));
+                }
+            }
+            let next = bucket.next.load(Ordering::Acquire);
             // SAFETY: a linked overflow bucket was built before its release
             // store and lives until `&mut` access.
-            let overflow = unsafe { link.as_ref() }?;
-            if let Some(found) = scan(&overflow.0.words, hash, &mut is_key) {
-                return Some(found);
-            }
-            next = &overflow.0.next;
+            bucket = unsafe { next.as_ref() }?;
         }
     }
 
@@ -339,8 +279,8 @@ impl Table {
             self.init(writer, capacity)?;
         }
         let shape = Shape::unpack(self.shape.load(Ordering::Relaxed));
-        writer.reserve_overflow(1)?;
-        self.place(writer, shape.bucket_of(hash), word_of(hash, at));
+        writer.overflow.try_reserve(1).map_err(|_| TableFull)?;
+        self.place(writer, shape.bucket_of(hash), word_of(hash, at))?;
         writer.entries += 1;
         if writer.entries > LOAD * shape.buckets() {
             self.split(writer, shape);
@@ -386,28 +326,35 @@ impl Table {
     }
 
     /// Stores `word` into an empty slot of bucket `index`'s chain, adding an
-    /// overflow bucket if the chain is full (the caller reserved it with
-    /// [`TableWriter::reserve_overflow`]).
-    fn place(&self, writer: &mut TableWriter, index: usize, word: u64) {
+    /// overflow bucket if the chain is full (`writer.overflow` has room for
+    /// one more).
+    fn place(&self, writer: &mut TableWriter, index: usize, word: u64) -> Result<(), TableFull> {
         let dir = self.dir.load(Ordering::Relaxed);
         // SAFETY: the writer's own current directory.
-        let bucket = Self::bucket(unsafe { &*dir }, index);
-        let mut last = &bucket.0.next;
-        for (words, next) in chain(bucket) {
-            // Relaxed: only the writer stores to slots.
-            if let Some(slot) = words.iter().find(|s| s.load(Ordering::Relaxed) == 0) {
-                // Publishes the record behind the ref (see `find`).
-                slot.store(word, Ordering::Release);
-                return;
+        let mut bucket = Self::bucket(unsafe { &*dir }, index);
+        loop {
+            for slot in &bucket.words {
+                // Relaxed: only the writer stores to slots.
+                if slot.load(Ordering::Relaxed) == 0 {
+                    // Publishes the record behind the ref (see `find`).
+                    slot.store(word, Ordering::Release);
+                    return Ok(());
+                }
             }
-            last = next;
+            let next = bucket.next.load(Ordering::Relaxed);
+            if next.is_null() {
+                break;
+            }
+            // SAFETY: a linked overflow bucket, live until `&mut`.
+            bucket = unsafe { &*next };
         }
-        let fresh = writer.take_overflow();
-        // SAFETY: a pool's bucket, never linked before, live until `&mut`.
-        let fresh_ref = unsafe { fresh.as_ref() };
-        fresh_ref.0.words[0].store(word, Ordering::Relaxed);
+        let fresh = Bucket::new();
+        fresh.words[0].store(word, Ordering::Relaxed);
+        let overflow = try_box(fresh).ok_or(TableFull)?;
+        writer.overflow.push(overflow);
         // Publishes the new bucket and the word in it.
-        last.store(fresh.as_ptr(), Ordering::Release);
+        bucket.next.store(overflow.as_ptr(), Ordering::Release);
+        Ok(())
     }
 
     /// Splits up to `SPLITS_PER_STEP` buckets, then publishes the new shape.
@@ -459,20 +406,27 @@ impl Table {
         // SAFETY: the writer's own current directory, live until `&mut`.
         let dir = unsafe { &*self.dir.load(Ordering::Relaxed) };
         let mut movers = Vec::new();
-        for (words, _) in chain(Self::bucket(dir, source)) {
-            for slot in words {
+        let mut bucket = Self::bucket(dir, source);
+        loop {
+            for slot in &bucket.words {
                 let word = slot.load(Ordering::Relaxed);
                 if word != 0 && (word >> level) & 1 == 1 {
                     movers.try_reserve(1).map_err(|_| TableFull)?;
                     movers.push(slot);
                 }
             }
+            let next = bucket.next.load(Ordering::Relaxed);
+            if next.is_null() {
+                break;
+            }
+            // SAFETY: a linked overflow bucket, live until `&mut`.
+            bucket = unsafe { &*next };
         }
-        let extra = movers.len().saturating_sub(WORDS).div_ceil(OVERFLOW_WORDS);
-        writer.reserve_overflow(extra)?;
+        let extra = movers.len().saturating_sub(1) / WORDS;
+        writer.overflow.try_reserve(extra).map_err(|_| TableFull)?;
         moved.try_reserve(movers.len()).map_err(|_| TableFull)?;
         for slot in movers {
-            self.place(writer, target, slot.load(Ordering::Relaxed));
+            self.place(writer, target, slot.load(Ordering::Relaxed))?;
             moved.push(slot);
         }
         Ok(())
@@ -541,64 +495,11 @@ fn try_box<T>(value: T) -> Option<NonNull<T>> {
     super::alloc::try_box(value).map(|b| NonNull::from(Box::leak(b)))
 }
 
-/// `count` values made by `make`, as a raw boxed slice's first element, or
-/// `None` if the allocation fails; free it with `Box::from_raw` of the slice.
-fn try_block<T>(count: usize, make: impl FnMut(usize) -> T) -> Option<NonNull<T>> {
-    let mut block = Vec::new();
-    block.try_reserve_exact(count).ok()?;
-    block.extend((0..count).map(make));
-    NonNull::new(Box::into_raw(block.into_boxed_slice()).cast::<T>())
-}
-
 /// A segment of empty buckets, or `None` if the allocation fails.
 fn new_segment() -> Option<NonNull<Bucket>> {
-    try_block(SEGMENT_BUCKETS, |_| Bucket(Slots::new()))
-}
-
-impl TableWriter {
-    /// Makes sure `count` overflow buckets can be taken without allocating.
-    fn reserve_overflow(&mut self, count: usize) -> Result<(), TableFull> {
-        while self.pools.len() * POOL_BUCKETS - self.pool_used < count {
-            self.pools.try_reserve(1).map_err(|_| TableFull)?;
-            let pool = try_block(POOL_BUCKETS, |_| Overflow(Slots::new())).ok_or(TableFull)?;
-            self.pools.push(pool);
-        }
-        Ok(())
-    }
-
-    /// An empty overflow bucket no reader can reach yet, reserved by
-    /// [`reserve_overflow`](Self::reserve_overflow).
-    fn take_overflow(&mut self) -> NonNull<Overflow> {
-        let pool = self.pool_used / POOL_BUCKETS;
-        self.pool_used += 1;
-        // SAFETY: within the pool's `POOL_BUCKETS` elements (reserved).
-        unsafe { self.pools[pool].add(self.pool_used - 1 - pool * POOL_BUCKETS) }
-    }
-}
-
-#[cfg(all(test, not(interner_loom)))]
-mod tests {
-    use super::*;
-
-    /// Keys that all land in bucket 7 until splits on bits 6 and up separate
-    /// them: one chain through many overflow buckets, across pools, split
-    /// into chains that need overflow buckets of their own.
-    #[test]
-    fn long_chains_span_pools_and_split() {
-        let n = POOL_BUCKETS * OVERFLOW_WORDS + if cfg!(miri) { 40 } else { 400 };
-        let hash = |i: usize| 7 | (i as u64) << 6;
-        let table = Table::new();
-        let mut writer = TableWriter::default();
-        for i in 0..n {
-            let at = Ref::from_bits(i as u32);
-            table.insert(&mut writer, hash(i), at, 0).unwrap();
-            assert_eq!(table.find(hash(i), |r| r == at), Some(at), "key {i}");
-        }
-        for i in 0..n {
-            let at = Ref::from_bits(i as u32);
-            assert_eq!(table.find(hash(i), |r| r == at), Some(at), "key {i}");
-        }
-        assert!(writer.pools.len() >= 2, "{} pools", writer.pools.len());
-        assert!(Shape::unpack(table.shape.load(Ordering::Relaxed)).buckets() > 64);
-    }
+    let mut buckets = Vec::new();
+    buckets.try_reserve_exact(SEGMENT_BUCKETS).ok()?;
+    buckets.extend((0..SEGMENT_BUCKETS).map(|_| Bucket::new()));
+    let raw = Box::into_raw(buckets.into_boxed_slice());
+    NonNull::new(raw.cast::<Bucket>())
 }
