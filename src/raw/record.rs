@@ -152,9 +152,10 @@ impl<'a> Entry<'a> {
         if low & WIDE_FROM == 0 {
             return low;
         }
-        let at = self.bytes().as_ptr_range().end;
-        // SAFETY: a wide id's 2 high bytes follow the name in the record.
-        let high = u16::from_le_bytes(unsafe { at.cast::<[u8; 2]>().read_unaligned() });
+        // SAFETY: a wide id's 2 high bytes follow the name in the record
+        // (reached from `id_at`, whose provenance covers the record).
+        let high =
+            u16::from_le_bytes(unsafe { self.name_end().cast::<[u8; 2]>().read_unaligned() });
         (low & (WIDE_FROM - 1)) | u64::from(high) << 55
     }
 
@@ -175,7 +176,13 @@ impl<'a> Entry<'a> {
         } else {
             WIDE - NARROW
         };
-        self.bytes().as_ptr_range().end.wrapping_add(tail)
+        self.name_end().wrapping_add(tail).cast_const()
+    }
+
+    /// The address just past the name.
+    #[inline]
+    fn name_end(self) -> *mut u8 {
+        self.id_at.as_ptr().wrapping_add(NARROW + self.len as usize)
     }
 }
 
