@@ -246,7 +246,7 @@ impl Log {
     /// record is not published: the caller makes it reachable, then calls
     /// [`publish`](Self::publish). `None` if memory ran out (nothing changed).
     pub(crate) fn append(&self, writer: &mut LogWriter, id: u64, bytes: &[u8]) -> Option<Ref> {
-        let size = record::record_size(bytes.len())?;
+        let size = record::record_size(id, bytes.len())?;
         let (slab, offset) = match writer.tail {
             Some(offset) if size <= SLAB_BYTES - offset => (writer.slabs.len() - 1, offset),
             _ => (self.new_slab(writer, size.max(SLAB_BYTES))?, 0),

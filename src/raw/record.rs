@@ -1,9 +1,13 @@
 //! The layout of one record (an entry: id and bytes) in the log, and a
 //! reference to a published one.
 //!
-//! A record is `[len: LEB128, 1 to 5 bytes][id: u64 little-endian][bytes]`,
-//! byte-aligned: no header padding, so a 72-byte name costs 81 bytes. The id
-//! is read unaligned.
+//! A record is `[len: LEB128, 1 to 5 bytes][id: 7 bytes][bytes]`,
+//! byte-aligned: no header padding, so a 72-byte name costs 80 bytes. The id
+//! is little-endian, read unaligned with the length's last byte and shifted
+//! out: one load. An id below 2^55 (every id `get_id` makes is below 2^51)
+//! fits; a larger one (only a caller's `register` can give it) keeps its low
+//! 55 bits there with bit 55 set, and its high 9 bits in 2 bytes after the
+//! name, where they move nothing a hit reads.
 
 use core::marker::PhantomData;
 use core::ptr::NonNull;
@@ -11,13 +15,30 @@ use core::ptr::NonNull;
 /// The largest name a record holds (the length is a `u32`).
 pub(crate) const MAX_LEN: usize = u32::MAX as usize;
 
-/// Bytes a record of `len` bytes of name takes, or `None` past [`MAX_LEN`].
+/// Ids below this take [`NARROW`] bytes; the others [`WIDE`].
+const WIDE_FROM: u64 = 1 << 55;
+/// Bytes of a narrow id.
+const NARROW: usize = 7;
+/// Bytes of a wide id.
+const WIDE: usize = 9;
+
 #[inline]
-pub(crate) fn record_size(len: usize) -> Option<usize> {
+fn id_size(id: u64) -> usize {
+    if id < WIDE_FROM {
+        NARROW
+    } else {
+        WIDE
+    }
+}
+
+/// Bytes a record of `id` and `len` bytes of name takes, or `None` past
+/// [`MAX_LEN`].
+#[inline]
+pub(crate) fn record_size(id: u64, len: usize) -> Option<usize> {
     if len > MAX_LEN {
         return None;
     }
-    Some(varint_size(len) + 8 + len)
+    Some(varint_size(len) + id_size(id) + len)
 }
 
 #[inline]
@@ -35,8 +56,8 @@ fn varint_size(len: usize) -> usize {
 ///
 /// # Safety
 ///
-/// `dst` must be valid for writes of `record_size(bytes.len())` bytes (which
-/// must be `Some`), and nothing may read them concurrently.
+/// `dst` must be valid for writes of `record_size(id, bytes.len())` bytes
+/// (which must be `Some`), and nothing may read them concurrently.
 pub(crate) unsafe fn write(dst: NonNull<u8>, id: u64, bytes: &[u8]) {
     let mut at = dst.as_ptr();
     let mut len = bytes.len() as u32;
@@ -54,8 +75,15 @@ pub(crate) unsafe fn write(dst: NonNull<u8>, id: u64, bytes: &[u8]) {
             at.write(low | 0x80);
             at = at.add(1);
         }
-        at.cast::<[u8; 8]>().write_unaligned(id.to_le_bytes());
-        core::ptr::copy_nonoverlapping(bytes.as_ptr(), at.add(8), bytes.len());
+        let low = if id < WIDE_FROM { id } else { id | WIDE_FROM };
+        core::ptr::copy_nonoverlapping(low.to_le_bytes().as_ptr(), at, NARROW);
+        at = at.add(NARROW);
+        core::ptr::copy_nonoverlapping(bytes.as_ptr(), at, bytes.len());
+        if id >= WIDE_FROM {
+            at.add(bytes.len())
+                .cast::<[u8; 2]>()
+                .write_unaligned(((id >> 55) as u16).to_le_bytes());
+        }
     }
 }
 
@@ -102,12 +130,33 @@ impl<'a> Entry<'a> {
         }
     }
 
+    /// The id's first 7 bytes (bit 55: the wide mark).
+    #[inline]
+    fn low_id(self) -> u64 {
+        // SAFETY: the length's last byte and the id's 7 bytes are 8 bytes of
+        // a complete, immutable record that lives for `'a` (`Entry::at`).
+        let word = unsafe {
+            self.id_at
+                .as_ptr()
+                .sub(1)
+                .cast::<[u8; 8]>()
+                .read_unaligned()
+        };
+        u64::from_le_bytes(word) >> 8
+    }
+
     /// The id the entry is stored under.
     #[inline]
     pub(crate) fn id(self) -> u64 {
-        // SAFETY: 8 bytes of id follow the length in a complete, immutable
-        // record that lives for `'a` (`Entry::at`).
-        u64::from_le_bytes(unsafe { self.id_at.as_ptr().cast::<[u8; 8]>().read_unaligned() })
+        let low = self.low_id();
+        if low & WIDE_FROM == 0 {
+            return low;
+        }
+        // SAFETY: a wide id's 2 high bytes follow the name in the record
+        // (reached from `id_at`, whose provenance covers the record).
+        let high =
+            u16::from_le_bytes(unsafe { self.name_end().cast::<[u8; 2]>().read_unaligned() });
+        (low & (WIDE_FROM - 1)) | u64::from(high) << 55
     }
 
     /// The name's bytes.
@@ -115,14 +164,25 @@ impl<'a> Entry<'a> {
     pub(crate) fn bytes(self) -> &'a [u8] {
         // SAFETY: `len` bytes follow the id in the same complete, immutable
         // record, which lives for `'a` (`Entry::at`).
-        unsafe { core::slice::from_raw_parts(self.id_at.as_ptr().add(8), self.len as usize) }
+        unsafe { core::slice::from_raw_parts(self.id_at.as_ptr().add(NARROW), self.len as usize) }
     }
 
     /// The address just past the record: where the next one in its slab
     /// starts.
     #[inline]
     pub(crate) fn end(self) -> *const u8 {
-        self.bytes().as_ptr_range().end
+        let tail = if self.low_id() & WIDE_FROM == 0 {
+            0
+        } else {
+            WIDE - NARROW
+        };
+        self.name_end().wrapping_add(tail).cast_const()
+    }
+
+    /// The address just past the name.
+    #[inline]
+    fn name_end(self) -> *mut u8 {
+        self.id_at.as_ptr().wrapping_add(NARROW + self.len as usize)
     }
 }
 
@@ -132,26 +192,39 @@ mod tests {
 
     #[test]
     fn round_trips_every_length_class() {
+        let ids = [
+            0,
+            1,
+            crate::MAX_ID,
+            WIDE_FROM - 1,
+            WIDE_FROM,
+            WIDE_FROM + 0xDEAD,
+            u64::MAX - 1,
+            u64::MAX,
+        ];
         for len in [0usize, 1, 0x7F, 0x80, 0x3FFF, 0x4000, 70_000] {
-            let bytes: Vec<u8> = (0..len).map(|i| i as u8).collect();
-            let size = record_size(len).unwrap();
-            let mut buf = vec![0u8; size + 3];
-            let at = NonNull::new(buf.as_mut_ptr().wrapping_add(3)).unwrap();
-            // SAFETY: `buf` has room for the record at offset 3.
-            unsafe { write(at, 0xDEAD_BEEF_0000 + len as u64, &bytes) };
-            // SAFETY: just written, and `buf` outlives `entry`.
-            let entry = unsafe { Entry::at(at) };
-            assert_eq!(entry.bytes().len(), len);
-            assert_eq!(entry.id(), 0xDEAD_BEEF_0000 + len as u64);
-            assert_eq!(entry.bytes(), &bytes[..]);
-            assert_eq!(entry.end() as usize - at.as_ptr() as usize, size);
+            for id in ids {
+                let bytes: Vec<u8> = (0..len).map(|i| i as u8).collect();
+                let size = record_size(id, len).unwrap();
+                let mut buf = vec![0u8; size + 3];
+                let at = NonNull::new(buf.as_mut_ptr().wrapping_add(3)).unwrap();
+                // SAFETY: `buf` has room for the record at offset 3.
+                unsafe { write(at, id, &bytes) };
+                // SAFETY: just written, and `buf` outlives `entry`.
+                let entry = unsafe { Entry::at(at) };
+                assert_eq!(entry.bytes().len(), len);
+                assert_eq!(entry.id(), id);
+                assert_eq!(entry.bytes(), &bytes[..]);
+                assert_eq!(entry.end() as usize - at.as_ptr() as usize, size);
+            }
         }
     }
 
     #[test]
     fn sizes() {
-        assert_eq!(record_size(72), Some(81));
-        assert_eq!(record_size(200), Some(210));
-        assert_eq!(record_size(MAX_LEN + 1), None);
+        assert_eq!(record_size(crate::MAX_ID, 72), Some(80));
+        assert_eq!(record_size(u64::MAX, 72), Some(82));
+        assert_eq!(record_size(1, 200), Some(209));
+        assert_eq!(record_size(1, MAX_LEN + 1), None);
     }
 }

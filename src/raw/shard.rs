@@ -62,6 +62,10 @@ pub(crate) struct RawShard {
     entries: AtomicUsize,
     bytes: AtomicUsize,
     capacity: usize,
+    /// The NC's cap on bytes of string data, which the strategy checks. Kept
+    /// here, in what would be padding, so that the strategy's shard stays
+    /// two lines.
+    byte_cap: usize,
 }
 
 /// Refused by [`WriteGuard::insert`]: memory ran out, or the NC's log is full.
@@ -70,11 +74,11 @@ pub(crate) struct AllocFailed;
 
 impl RawShard {
     /// An empty, open shard with room for `capacity` entries before its
-    /// index first grows. With a capacity of 0 it allocates nothing until the
+    /// index first grows, and a byte cap for its owner to check. With a capacity of 0 it allocates nothing until the
     /// first insert; otherwise it allocates the index now, and `None` says
     /// that the allocation failed or the capacity is past what an index can
     /// hold.
-    pub(crate) fn try_new(capacity: usize) -> Option<Self> {
+    pub(crate) fn try_new(capacity: usize, byte_cap: usize) -> Option<Self> {
         let shard = RawShard {
             hot: Hot {
                 table: Table::new(),
@@ -86,6 +90,7 @@ impl RawShard {
             entries: AtomicUsize::new(0),
             bytes: AtomicUsize::new(0),
             capacity,
+            byte_cap,
         };
         if capacity > 0 {
             let mut guard = shard.write();
@@ -99,7 +104,13 @@ impl RawShard {
     /// [`try_new`](Self::try_new), for tests.
     #[cfg(test)]
     pub(crate) fn new(capacity: usize) -> Self {
-        Self::try_new(capacity).expect("allocates nothing")
+        Self::try_new(capacity, usize::MAX).expect("allocates nothing")
+    }
+
+    /// The byte cap given to [`try_new`](Self::try_new).
+    #[inline]
+    pub(crate) fn byte_cap(&self) -> usize {
+        self.byte_cap
     }
 
     #[inline]
@@ -476,6 +487,22 @@ mod tests {
         shard.write().insert(u64::MAX, b"max", false).unwrap();
         assert_eq!(shard.find_by_id(0).unwrap().bytes(), b"zero");
         assert_eq!(shard.find_by_id(u64::MAX).unwrap().bytes(), b"max");
+        // A wide id's record is longer: the walk steps over it exactly.
+        shard.write().insert(1 << 60, b"wide", true).unwrap();
+        shard.write().insert(5, b"after", true).unwrap();
+        let mut walked = Vec::new();
+        shard.for_each(|e| walked.push((e.id(), e.bytes().to_vec())));
+        let expected: [(u64, &[u8]); 4] = [
+            (0, b"zero"),
+            (u64::MAX, b"max"),
+            (1 << 60, b"wide"),
+            (5, b"after"),
+        ];
+        assert_eq!(walked.len(), expected.len());
+        for ((id, bytes), (want_id, want_bytes)) in walked.iter().zip(expected) {
+            assert_eq!((*id, &bytes[..]), (want_id, want_bytes));
+        }
+        assert_eq!(shard.find_by_bytes(b"wide").unwrap().id(), 1 << 60);
     }
 
     #[test]
