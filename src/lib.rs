@@ -57,9 +57,18 @@
 //!   `ParkingLotStrategy` (feature `parking-lot`): the same protocol on
 //!   crossbeam's reader-scalable `ShardedLock` and on `parking_lot::RwLock`,
 //!   so the benchmarks compare lock implementations and nothing else.
-//! * [`DashMapStrategy`] and [`ArcSwapStrategy`]: a `DashMap` per NC, and a
-//!   copy-on-write map per NC behind `arc-swap`; for comparison in the
-//!   benchmarks (`docs/benchmarks.md` says when each wins).
+//! * [`DashMapStrategy`] and [`ArcSwapStrategy`] (features `dashmap` and
+//!   `arc-swap`): a `DashMap` per NC, and a copy-on-write map per NC behind
+//!   `arc-swap`; for comparison in the benchmarks (`docs/benchmarks.md` says
+//!   when each strategy wins, with the contention counters that explain it).
+//!
+//! Every optional strategy is a Cargo feature, on by default;
+//! `default-features = false` leaves the optimistic and reference
+//! strategies. The C ABI (module `ffi`, `include/interned_string_db.h`) is the
+//! `capi` feature, off for Rust dependents (two versions of this crate in one
+//! program must not export the same C symbols) and on for builds at this
+//! repository's root; `pinning` (on by default) adds
+//! [`pin_current_thread`](InternedStringDb::pin_current_thread).
 //!
 //! ```
 //! use interned_string_db::{Config, InternedStringDb, RwLockStrategy};

@@ -12,27 +12,27 @@
 //! of a poisoned lock is sound; see `docs/design.md`.
 
 #[cfg(interner_loom)]
-#[allow(unused_imports)] // the full set, whichever a given build uses
 pub(crate) use loom::{
     cell::UnsafeCell,
     hint::spin_loop,
     sync::{
-        atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering},
-        Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard,
+        atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering},
+        Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard,
     },
-    thread::yield_now,
 };
 
 #[cfg(not(interner_loom))]
-#[allow(unused_imports)] // the full set, whichever a given build uses
 pub(crate) use std::{
     hint::spin_loop,
     sync::{
-        atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering},
-        Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard,
+        atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering},
+        Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard,
     },
-    thread::yield_now,
 };
+
+/// `Arc`, for the `arc-swap` strategy (not in loom builds).
+#[cfg(all(feature = "arc-swap", not(interner_loom)))]
+pub(crate) use std::sync::Arc;
 
 /// Crossbeam's reader-scalable lock, for the `sharded-lock` strategy. Loom
 /// does not model it, so that strategy is not in loom builds.
@@ -51,37 +51,6 @@ pub(crate) use parking_lot::{
 /// instance is not part of any loom model.
 #[cfg(not(interner_loom))]
 pub(crate) use std::sync::OnceLock;
-
-#[cfg(not(interner_loom))]
-#[allow(unused_imports)]
-pub(crate) use self::std_cell::UnsafeCell;
-
-#[cfg(not(interner_loom))]
-mod std_cell {
-    /// `std::cell::UnsafeCell` with loom's closure-based API, so code is written
-    /// once for both.
-    #[derive(Debug, Default)]
-    pub(crate) struct UnsafeCell<T>(std::cell::UnsafeCell<T>);
-
-    #[allow(dead_code)]
-    impl<T> UnsafeCell<T> {
-        pub(crate) const fn new(value: T) -> Self {
-            Self(std::cell::UnsafeCell::new(value))
-        }
-
-        pub(crate) fn with<R>(&self, f: impl FnOnce(*const T) -> R) -> R {
-            f(self.0.get())
-        }
-
-        pub(crate) fn with_mut<R>(&self, f: impl FnOnce(*mut T) -> R) -> R {
-            f(self.0.get())
-        }
-
-        pub(crate) fn get_mut(&mut self) -> &mut T {
-            self.0.get_mut()
-        }
-    }
-}
 
 /// Unwraps a lock result, recovering the guard if another thread panicked
 /// while holding the lock.
