@@ -9,10 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use interned_string_db::{
-    ArcSwapStrategy, Config, Cursor, DashMapStrategy, InternedStringDb, OptimisticStrategy,
-    RwLockStrategy, Snapshot, Strategy,
-};
+use interned_string_db::{Config, Cursor, InternedStringDb, Snapshot, Strategy};
 use perf::workload;
 
 const NCS: usize = 256;
@@ -154,11 +151,21 @@ fn snapshot(c: &mut Criterion) {
     let all = [10_000, 100_000, 1_000_000];
     bench_copy_floor(c, &all);
     bench_files(c);
-    bench_strategy::<OptimisticStrategy>(c, &all);
-    bench_strategy::<RwLockStrategy>(c, &all);
-    bench_strategy::<DashMapStrategy>(c, &all);
-    // Copy-on-write is quadratic to fill: 10^6 entries would take hours.
-    bench_strategy::<ArcSwapStrategy>(c, &all[..2]);
+    macro_rules! every_strategy {
+        ({} $($module:ident: $strategy:path,)*) => {
+            $(
+                // Copy-on-write is quadratic to fill: 10^6 entries would
+                // take hours.
+                let sizes = if <$strategy as Strategy>::NAME == "arc-swap" {
+                    &all[..2]
+                } else {
+                    &all[..]
+                };
+                bench_strategy::<$strategy>(c, sizes);
+            )*
+        };
+    }
+    interned_string_db::__for_each_strategy!(every_strategy {});
 }
 
 criterion_group! {
