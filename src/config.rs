@@ -49,14 +49,14 @@ impl Config {
     }
 
     /// The number of NCs (shards). Must be at least 1
-    /// ([`Error::ZeroNcs`] otherwise).
+    /// ([`Error::ZeroNcs`](crate::Error::ZeroNcs) otherwise).
     pub fn ncs(mut self, ncs: usize) -> Self {
         self.ncs = ncs;
         self
     }
 
     /// Caps the bytes of string data each NC's shard may hold; an intern that
-    /// would go past it fails with [`Error::CapReached`] and stores nothing.
+    /// would go past it fails with [`Error::CapReached`](crate::Error::CapReached) and stores nothing.
     /// `None` (the default) means no cap.
     pub fn byte_cap(mut self, cap: impl Into<Option<usize>>) -> Self {
         self.byte_cap = cap.into();
@@ -66,8 +66,8 @@ impl Config {
     /// Entries each shard can hold before it first grows, allocated up front
     /// for every NC. A capacity the allocator refuses (or, for the optimistic
     /// strategy, past 5 × 2^31 entries, its largest index) is
-    /// [`Error::ConfigTooLarge`] from
-    /// [`try_with_config`](InternedStringDb::try_with_config): never clamped,
+    /// [`Error::ConfigTooLarge`](crate::Error::ConfigTooLarge) from
+    /// [`try_with_config`](crate::InternedStringDb::try_with_config): never clamped,
     /// so that a db never silently has less room than asked for.
     pub fn initial_capacity(mut self, entries: usize) -> Self {
         self.initial_capacity = entries;
@@ -78,9 +78,9 @@ impl Config {
     /// conflicting strings (each rejected string, and each contested id's
     /// kept string once) plus 128 bytes of bookkeeping per string. Past it, a
     /// new conflict still keeps the first string and still returns
-    /// [`Registered::Conflict`], but is counted in
-    /// [`conflicts_dropped`](InternedStringDb::conflicts_dropped) (and
-    /// [`Snapshot::conflicts_dropped`]) instead of being stored. Conflicts do
+    /// [`Registered::Conflict`](crate::Registered::Conflict), but is counted in
+    /// [`conflicts_dropped`](crate::InternedStringDb::conflicts_dropped) (and
+    /// [`Snapshot::conflicts_dropped`](crate::Snapshot::conflicts_dropped)) instead of being stored. Conflicts do
     /// not count against [`byte_cap`](Self::byte_cap). `0` stores none.
     pub fn conflict_budget(mut self, bytes: usize) -> Self {
         self.conflict_budget = bytes;

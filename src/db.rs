@@ -32,7 +32,7 @@ pub struct InternedStringDb<S: Strategy = DefaultStrategy> {
 }
 
 impl InternedStringDb<DefaultStrategy> {
-    /// A db with [`DEFAULT_NCS`] NCs and the default strategy.
+    /// A db with [`DEFAULT_NCS`](crate::DEFAULT_NCS) NCs and the default strategy.
     pub fn new() -> Self {
         Self::with_config(Config::default())
     }
