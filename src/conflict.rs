@@ -56,7 +56,10 @@ impl ConflictRef<'_> {
 /// `register_entry` lets any caller do so) cannot grow memory without bound.
 #[derive(Debug)]
 pub(crate) struct ConflictLog {
-    inner: Mutex<ConflictList>,
+    /// Allocated at the first conflict: most NCs never see one, and the
+    /// list's tables are 150 bytes, a tenth of a megabyte over 256 NCs (more
+    /// than 10,000 entries take in the shard).
+    inner: Mutex<Option<Box<ConflictList>>>,
     /// Bytes the stored conflicts may take, [`RECORD_OVERHEAD`] included.
     budget: usize,
 }
@@ -92,7 +95,7 @@ impl ConflictLog {
     /// An empty log that stores at most `budget` bytes of conflicts.
     pub(crate) fn new(budget: usize) -> Self {
         ConflictLog {
-            inner: Mutex::new(ConflictList::default()),
+            inner: Mutex::new(None),
             budget,
         }
     }
@@ -105,6 +108,7 @@ impl ConflictLog {
     /// one logged).
     pub(crate) fn record(&self, nc: usize, id: u64, kept: &[u8], rejected: &[u8]) {
         let mut conflicts = sync::lock(&self.inner);
+        let conflicts = conflicts.get_or_insert_with(Box::default);
         let ConflictList {
             list,
             kept: kept_strings,
@@ -113,7 +117,7 @@ impl ConflictLog {
             hasher,
             charged,
             dropped,
-        } = &mut *conflicts;
+        } = &mut **conflicts;
         let hash = hasher.hash_one((id, rejected));
         let is_repeat = |&at: &usize| list[at].id == id && *list[at].rejected == *rejected;
         if seen.find(hash, is_repeat).is_some() {
@@ -162,6 +166,9 @@ impl ConflictLog {
     /// Calls `f` on every recorded conflict, in the order they were seen.
     pub(crate) fn for_each(&self, mut f: impl FnMut(ConflictRef<'_>)) {
         let conflicts = sync::lock(&self.inner);
+        let Some(conflicts) = conflicts.as_deref() else {
+            return;
+        };
         for stored in &conflicts.list {
             f(ConflictRef {
                 id: stored.id,
@@ -173,16 +180,16 @@ impl ConflictLog {
 
     /// How many distinct conflicts were recorded.
     pub(crate) fn len(&self) -> usize {
-        sync::lock(&self.inner).list.len()
+        sync::lock(&self.inner).as_ref().map_or(0, |c| c.list.len())
     }
 
     /// How many conflicts the budget kept out of the log.
     pub(crate) fn dropped(&self) -> u64 {
-        sync::lock(&self.inner).dropped
+        sync::lock(&self.inner).as_ref().map_or(0, |c| c.dropped)
     }
 
     /// Forgets every conflict, and the dropped count.
     pub(crate) fn clear(&mut self) {
-        *sync::lock(&self.inner) = ConflictList::default();
+        *sync::lock(&self.inner) = None;
     }
 }
