@@ -155,6 +155,11 @@ impl RawShard {
         let mut candidates = [None; STEP];
         let (table, log) = (&self.hot.table, &self.hot.log);
         for (names, ids) in names.chunks(STEP).zip(ids.chunks_mut(STEP)) {
+            // The caller's names are often not in cache either: fetching
+            // them all first overlaps those misses too.
+            for name in names {
+                prefetch_span(name.as_ref());
+            }
             for (hash, name) in hashes.iter_mut().zip(names) {
                 *hash = self.bytes_hash(name.as_ref());
                 if let Some(addr) = table.bucket_addr(*hash) {
@@ -164,7 +169,11 @@ impl RawShard {
             for (candidate, &hash) in candidates.iter_mut().zip(&hashes[..names.len()]) {
                 *candidate = table.first_candidate(hash);
                 if let Some(at) = *candidate {
-                    prefetch(log.record_addr(at));
+                    // A record of a typical name (a header and 70 bytes)
+                    // mostly spans two lines.
+                    let record = log.record_addr(at);
+                    prefetch(record);
+                    prefetch(record.wrapping_add(CACHE_LINE));
                 }
             }
             for (((id, name), &hash), &candidate) in
@@ -254,6 +263,17 @@ fn prefetch(addr: *const u8) {
     }
     #[cfg(not(all(target_arch = "x86_64", not(miri))))]
     let _ = addr;
+}
+
+const CACHE_LINE: usize = 64;
+
+/// [`prefetch`]es the first and the last line of `bytes`.
+#[inline(always)]
+fn prefetch_span(bytes: &[u8]) {
+    prefetch(bytes.as_ptr());
+    if bytes.len() > CACHE_LINE {
+        prefetch(bytes.as_ptr().wrapping_add(bytes.len() - 1));
+    }
 }
 
 /// Byte equality, inlined: names are short (20 to 100 bytes), where a call to
