@@ -13,6 +13,9 @@
 # paths.txt: the paths of the regular files under /usr (111,884 paths of
 #   72.2 bytes on average there); the harness's default `usr-paths`
 #   vocabulary is the same list, walked at run time.
+# symbols-20k.txt: the first 20,000 lines of symbols.txt, a real vocabulary
+#   small enough for the arc-swap strategy (copy-on-write, quadratic to fill)
+#   to be measured on it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=target/corpus
@@ -29,7 +32,8 @@ done | awk '{ $1 = ""; $2 = ""; sub(/^  /, ""); if (length($0) > 0) print }' \
     | LC_ALL=C sort -u > "$out/symbols.txt"
 
 find /usr -type f 2>/dev/null | LC_ALL=C sort > "$out/paths.txt"
+head -n 20000 "$out/symbols.txt" > "$out/symbols-20k.txt"
 
-for f in "$out/symbols.txt" "$out/paths.txt"; do
+for f in "$out/symbols.txt" "$out/paths.txt" "$out/symbols-20k.txt"; do
     awk -v f="$f" '{ n++; s += length($0) } END { printf "%s: %d names, %.1f bytes on average\n", f, n, s / n }' "$f"
 done
