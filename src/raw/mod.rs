@@ -7,6 +7,7 @@
 //! * [`table`]: the by-bytes index that hits read without a lock, grown by
 //!   linear hashing;
 //! * [`shard`]: the three together with the writer lock and the by-id map;
+//! * [`bytes`]: prefetch hints and the short-string compare that hits use;
 //! * [`lock_free`]: the lock-free strategy's shard: an id → entry table
 //!   filled by compare-and-swap and grown cooperatively, and an append-only
 //!   order array (feature `lock-free`);
@@ -21,6 +22,7 @@
 //! (`loom-tests/`).
 
 mod alloc;
+mod bytes;
 #[cfg(feature = "lock-free")]
 mod lock_free;
 mod log;
@@ -29,7 +31,8 @@ mod shard;
 mod table;
 mod witness;
 
+pub(crate) use self::bytes::bytes_eq;
 #[cfg(feature = "lock-free")]
 pub(crate) use self::lock_free::{Inserted, RawLockFreeShard};
 pub(crate) use self::record::Entry;
-pub(crate) use self::shard::{bytes_eq, RawShard};
+pub(crate) use self::shard::RawShard;

@@ -23,6 +23,7 @@ use core::hash::BuildHasher;
 use hashbrown::HashTable;
 
 use super::alloc::try_box;
+use super::bytes::{bytes_eq, prefetch, prefetch_span, CACHE_LINE};
 use super::log::{Log, LogWriter, Ref};
 use super::record::Entry;
 use super::table::{Table, TableWriter};
@@ -249,54 +250,6 @@ impl RawShard {
         self.entries.store(0, Ordering::Relaxed);
         self.bytes.store(0, Ordering::Relaxed);
     }
-}
-
-/// Hints the CPU to fetch the line at `addr` (a no-op where there is no such
-/// hint). Never faults, whatever the address.
-#[inline(always)]
-fn prefetch(addr: *const u8) {
-    #[cfg(all(target_arch = "x86_64", not(miri)))]
-    // SAFETY: `prefetcht0` only hints; it does not access memory
-    // architecturally and never faults.
-    unsafe {
-        core::arch::x86_64::_mm_prefetch(addr.cast::<i8>(), core::arch::x86_64::_MM_HINT_T0);
-    }
-    #[cfg(not(all(target_arch = "x86_64", not(miri))))]
-    let _ = addr;
-}
-
-const CACHE_LINE: usize = 64;
-
-/// [`prefetch`]es the first and the last line of `bytes`.
-#[inline(always)]
-fn prefetch_span(bytes: &[u8]) {
-    prefetch(bytes.as_ptr());
-    if bytes.len() > CACHE_LINE {
-        prefetch(bytes.as_ptr().wrapping_add(bytes.len() - 1));
-    }
-}
-
-/// Byte equality, inlined: names are short (20 to 100 bytes), where a call to
-/// `memcmp` costs more than the compare. Compares 8-byte words, the last one
-/// overlapping the one before.
-#[inline]
-pub(crate) fn bytes_eq(a: &[u8], b: &[u8]) -> bool {
-    let n = a.len();
-    if n != b.len() {
-        return false;
-    }
-    if n < 8 {
-        return a.iter().zip(b).all(|(x, y)| x == y);
-    }
-    let word = |s: &[u8], at: usize| u64::from_ne_bytes(s[at..at + 8].try_into().unwrap());
-    let mut at = 0;
-    while at + 8 < n {
-        if word(a, at) != word(b, at) {
-            return false;
-        }
-        at += 8;
-    }
-    word(a, n - 8) == word(b, n - 8)
 }
 
 /// The shard's writer lock, held: the only way to insert, find by id, open
@@ -588,23 +541,6 @@ mod tests {
         for i in 0..N {
             let id = i.wrapping_mul(0x9E37_79B9_7F4A_7C15) << 20;
             assert_eq!(shard.find_by_id(id).unwrap().bytes(), &key(i)[..]);
-        }
-    }
-
-    #[test]
-    fn bytes_eq_agrees_with_slice_eq() {
-        let base: Vec<u8> = (0..80u8).collect();
-        for len in 0..=base.len() {
-            let a = &base[..len];
-            assert!(bytes_eq(a, a));
-            for flip in 0..len {
-                let mut b = a.to_vec();
-                b[flip] ^= 0x40;
-                assert!(!bytes_eq(a, &b), "len {len}, byte {flip}");
-            }
-            if len > 0 {
-                assert!(!bytes_eq(a, &base[..len - 1]));
-            }
         }
     }
 
