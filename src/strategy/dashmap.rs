@@ -5,9 +5,9 @@ use dashmap::mapref::entry::Entry;
 use dashmap::DashMap;
 
 use super::imp::{IdSource, Refusal, Sealed, Shard, ShardConfig, ShardStats};
-use super::parts::{compare, reserve_bytes, try_copy, OpenFlag};
+use super::parts::{compare, try_copy, ByteBudget, OpenFlag};
 use super::{Registered, Strategy};
-use crate::sync::{self, AtomicUsize, Mutex, Ordering};
+use crate::sync::{self, Mutex};
 
 /// A strategy over `dashmap::DashMap<u64, Box<[u8]>>`: read-locks one of the
 /// map's internal shards on a hit, write-locks it on a miss.
@@ -39,8 +39,7 @@ pub struct DashMapShard {
     /// holds this lock while it waits for one of the map's.
     order: Mutex<Vec<u64>>,
     open: OpenFlag,
-    bytes: AtomicUsize,
-    byte_cap: usize,
+    bytes: ByteBudget,
 }
 
 impl Shard for DashMapShard {
@@ -60,8 +59,7 @@ impl Shard for DashMapShard {
             map,
             order: Mutex::new(Vec::new()),
             open: OpenFlag::new(),
-            bytes: AtomicUsize::new(0),
-            byte_cap: config.byte_cap,
+            bytes: ByteBudget::new(config.byte_cap),
         })
     }
 
@@ -84,7 +82,7 @@ impl Shard for DashMapShard {
                     order.try_reserve(1).map_err(|_| Refusal::OutOfMemory)?;
                     // Reserve the bytes against the cap atomically: the
                     // map's internal shards do not serialise all inserts.
-                    reserve_bytes(&self.bytes, self.byte_cap, bytes.len())?;
+                    self.bytes.reserve(bytes.len())?;
                     slot.insert(owned);
                     order.push(id);
                     return Ok(Registered::Inserted);
@@ -126,14 +124,14 @@ impl Shard for DashMapShard {
     fn stats(&self) -> ShardStats {
         ShardStats {
             entries: self.map.len(),
-            bytes: self.bytes.load(Ordering::Relaxed),
+            bytes: self.bytes.used(),
         }
     }
 
     fn clear(&mut self) {
         self.map = DashMap::new();
         *sync::lock(&self.order) = Vec::new();
-        self.bytes.store(0, Ordering::Relaxed);
+        self.bytes.clear();
         self.open.set(true);
     }
 }

@@ -1,10 +1,9 @@
 //! The lock-free strategy: no mutex anywhere, misses included.
 
 use super::imp::{IdSource, Refusal, Sealed, Shard, ShardConfig, ShardStats};
-use super::parts::{compare, reserve_bytes, OpenFlag};
+use super::parts::{compare, ByteBudget, OpenFlag};
 use super::{Registered, Strategy};
 use crate::raw::{Inserted, RawLockFreeShard};
-use crate::sync::{AtomicUsize, Ordering};
 
 /// A strategy with no lock on any path: an id → entry table (placed by a
 /// per-shard seeded hash of the id) whose inserts are a compare-and-swap of the entry's pointer
@@ -31,9 +30,7 @@ impl Sealed for LockFreeStrategy {}
 pub struct LockFreeShard {
     raw: RawLockFreeShard,
     open: OpenFlag,
-    /// Bytes stored, or reserved by inserts in progress.
-    bytes: AtomicUsize,
-    byte_cap: usize,
+    bytes: ByteBudget,
 }
 
 impl core::fmt::Debug for LockFreeShard {
@@ -43,7 +40,7 @@ impl core::fmt::Debug for LockFreeShard {
             .field("open", &self.open.is_open())
             .field("entries", &stats.entries)
             .field("bytes", &stats.bytes)
-            .field("byte_cap", &self.byte_cap)
+            .field("byte_cap", &self.bytes.cap())
             .finish()
     }
 }
@@ -55,8 +52,7 @@ impl Shard for LockFreeShard {
         Ok(LockFreeShard {
             raw: RawLockFreeShard::try_new(config.initial_capacity).ok_or(Refusal::OutOfMemory)?,
             open: OpenFlag::new(),
-            bytes: AtomicUsize::new(0),
-            byte_cap: config.byte_cap,
+            bytes: ByteBudget::new(config.byte_cap),
         })
     }
 
@@ -72,11 +68,10 @@ impl Shard for LockFreeShard {
         if let Some(stored) = self.raw.find(id) {
             return Ok(compare(stored, bytes, on_conflict));
         }
-        reserve_bytes(&self.bytes, self.byte_cap, bytes.len())?;
+        self.bytes.reserve(bytes.len())?;
         let inserted = self.raw.insert(id, bytes);
         if !matches!(inserted, Ok(Inserted::New)) {
-            // Relaxed: the counter only bounds the total.
-            self.bytes.fetch_sub(bytes.len(), Ordering::Relaxed);
+            self.bytes.release(bytes.len());
         }
         match inserted {
             Ok(Inserted::New) => Ok(Registered::Inserted),
@@ -112,13 +107,13 @@ impl Shard for LockFreeShard {
     fn stats(&self) -> ShardStats {
         ShardStats {
             entries: self.raw.len(),
-            bytes: self.bytes.load(Ordering::Relaxed),
+            bytes: self.bytes.used(),
         }
     }
 
     fn clear(&mut self) {
         self.raw.clear();
-        self.bytes.store(0, Ordering::Relaxed);
+        self.bytes.clear();
         self.open.set(true);
     }
 }

@@ -1,6 +1,6 @@
 //! Parts the strategies share: the compare that tells a repeat from a
-//! conflict, an open flag for strategies with no lock around their state,
-//! fallible copies, and byte-cap checks.
+//! conflict, an open flag and a byte budget for strategies with no lock
+//! around their state, fallible copies, and byte-cap checks.
 
 use super::imp::Refusal;
 use super::Registered;
@@ -74,26 +74,67 @@ pub(crate) fn check_cap(used: usize, cap: usize, needed: usize) -> Result<(), Re
     Ok(())
 }
 
-/// Reserves `needed` bytes of `cap` on a shared counter of bytes used,
-/// for strategies whose inserts are not serialised by one lock. Counts
-/// each failed compare-and-swap in this thread's contention counters.
+/// The string bytes an NC stores, against its cap, for strategies whose
+/// inserts are not serialised by one lock: an insert reserves its bytes
+/// first and releases them if it does not store them.
+#[derive(Debug)]
 #[allow(dead_code)] // its users are optional (and not in loom builds)
-pub(crate) fn reserve_bytes(used: &AtomicUsize, cap: usize, needed: usize) -> Result<(), Refusal> {
-    let mut current = used.load(Ordering::Relaxed);
-    loop {
-        check_cap(current, cap, needed)?;
-        // Relaxed: the counter only bounds the total; it orders nothing.
-        match used.compare_exchange(
-            current,
-            current + needed,
-            Ordering::Relaxed,
-            Ordering::Relaxed,
-        ) {
-            Ok(_) => return Ok(()),
-            Err(now) => {
-                crate::contention::record_cas_retry();
-                current = now;
+pub(crate) struct ByteBudget {
+    /// Bytes stored, or reserved by inserts in progress.
+    used: AtomicUsize,
+    cap: usize,
+}
+
+#[allow(dead_code)] // as above
+impl ByteBudget {
+    /// Nothing used, at most `cap` bytes.
+    pub(crate) fn new(cap: usize) -> Self {
+        ByteBudget {
+            used: AtomicUsize::new(0),
+            cap,
+        }
+    }
+
+    /// Reserves `needed` bytes, or refuses with `CapReached`. Counts each
+    /// failed compare-and-swap in this thread's contention counters.
+    pub(crate) fn reserve(&self, needed: usize) -> Result<(), Refusal> {
+        let mut current = self.used.load(Ordering::Relaxed);
+        loop {
+            check_cap(current, self.cap, needed)?;
+            // Relaxed: the counter only bounds the total; it orders nothing.
+            match self.used.compare_exchange(
+                current,
+                current + needed,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return Ok(()),
+                Err(now) => {
+                    crate::contention::record_cas_retry();
+                    current = now;
+                }
             }
         }
+    }
+
+    /// Gives back bytes reserved for an insert that stored nothing.
+    pub(crate) fn release(&self, reserved: usize) {
+        // Relaxed: as in `reserve`.
+        self.used.fetch_sub(reserved, Ordering::Relaxed);
+    }
+
+    /// Bytes used (exact when no insert is running).
+    pub(crate) fn used(&self) -> usize {
+        self.used.load(Ordering::Relaxed)
+    }
+
+    /// The cap.
+    pub(crate) fn cap(&self) -> usize {
+        self.cap
+    }
+
+    /// Nothing used.
+    pub(crate) fn clear(&mut self) {
+        self.used.store(0, Ordering::Relaxed);
     }
 }
