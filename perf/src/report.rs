@@ -53,59 +53,68 @@ fn fields(c: &Cell, m: &Measurement, cpus: usize) -> Vec<String> {
     ]
 }
 
+/// The cells of each (workload, placement), in the order first met.
+fn groups(cells: &[Cell]) -> Vec<((String, Placement), Vec<&Cell>)> {
+    let mut groups: Vec<((String, Placement), Vec<&Cell>)> = Vec::new();
+    for c in cells {
+        let key = (c.workload_label(), c.placement);
+        match groups.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, group)) => group.push(c),
+            None => groups.push((key, vec![c])),
+        }
+    }
+    groups
+}
+
 /// Prints one table per (workload, placement).
 pub fn print_table(cells: &[Cell]) {
     let mut out = String::new();
-    let mut last = None;
-    for c in cells {
-        let key = (c.workload_label(), c.placement);
-        if last.as_ref() != Some(&key) {
-            last = Some(key);
-            let _ = writeln!(
-                out,
-                "\n{} / {}{}",
-                c.workload_label(),
-                c.placement.label(),
-                if c.placement == Placement::SameNc {
-                    " (peers: one table)"
-                } else {
-                    ""
-                }
-            );
-            let _ = writeln!(
-                out,
-                "{:>7}  {:<22} {:>9} {:>10} {:>8} {:>8} {:>9} {:>10} {:>10} {:>10} {:>9} {:>9}",
-                "threads",
-                "subject",
-                "Mops/s",
-                "ns/op/thr",
-                "p50 ns",
-                "p99 ns",
-                "p99.9 ns",
-                "try-fails",
-                "wait ms",
-                "cas-retry",
-                "vcsw",
-                "ivcsw"
-            );
-        }
-        let m = c.median();
+    for ((workload, placement), group) in groups(cells) {
         let _ = writeln!(
             out,
-            "{:>7}  {:<22} {:>9.2} {:>10.1} {:>8} {:>8} {:>9} {:>10} {:>10.1} {:>10} {:>9} {:>9}",
-            c.threads,
-            c.subject,
-            m.mops(),
-            m.ns_per_op_per_thread,
-            m.latency.value_at_quantile(0.5),
-            m.latency.value_at_quantile(0.99),
-            m.latency.value_at_quantile(0.999),
-            m.contention.failed_try_locks,
-            m.contention.lock_wait_ns as f64 / 1e6,
-            m.contention.cas_retries,
-            m.switches.voluntary,
-            m.switches.involuntary,
+            "\n{workload} / {}{}",
+            placement.label(),
+            if placement == Placement::SameNc {
+                " (peers: one table)"
+            } else {
+                ""
+            }
         );
+        let _ = writeln!(
+            out,
+            "{:>7}  {:<22} {:>9} {:>10} {:>8} {:>8} {:>9} {:>10} {:>10} {:>10} {:>9} {:>9}",
+            "threads",
+            "subject",
+            "Mops/s",
+            "ns/op/thr",
+            "p50 ns",
+            "p99 ns",
+            "p99.9 ns",
+            "try-fails",
+            "wait ms",
+            "cas-retry",
+            "vcsw",
+            "ivcsw"
+        );
+        for c in group {
+            let m = c.median();
+            let _ = writeln!(
+                out,
+                "{:>7}  {:<22} {:>9.2} {:>10.1} {:>8} {:>8} {:>9} {:>10} {:>10.1} {:>10} {:>9} {:>9}",
+                c.threads,
+                c.subject,
+                m.mops(),
+                m.ns_per_op_per_thread,
+                m.latency.value_at_quantile(0.5),
+                m.latency.value_at_quantile(0.99),
+                m.latency.value_at_quantile(0.999),
+                m.contention.failed_try_locks,
+                m.contention.lock_wait_ns as f64 / 1e6,
+                m.contention.cas_retries,
+                m.switches.voluntary,
+                m.switches.involuntary,
+            );
+        }
     }
     print!("{out}");
 }
@@ -156,18 +165,7 @@ pub fn write_all(cells: &[Cell], dir: &Path, cpus: usize) -> std::io::Result<()>
 /// `docs/benchmarks.md` quotes.
 fn summary_markdown(cells: &[Cell]) -> String {
     let mut out = String::new();
-    let mut groups: Vec<(String, Placement)> = Vec::new();
-    for c in cells {
-        let key = (c.workload_label(), c.placement);
-        if !groups.contains(&key) {
-            groups.push(key);
-        }
-    }
-    for (workload, placement) in groups {
-        let group: Vec<&Cell> = cells
-            .iter()
-            .filter(|c| c.workload_label() == workload && c.placement == placement)
-            .collect();
+    for ((workload, placement), group) in groups(cells) {
         let mut threads: Vec<usize> = group.iter().map(|c| c.threads).collect();
         threads.sort_unstable();
         threads.dedup();
