@@ -62,7 +62,7 @@ fn recover<G>(result: std::sync::LockResult<G>) -> G {
 /// times the blocking `acquire` in this thread's
 /// [`contention`](crate::contention) counters. Recovers from poisoning.
 #[inline]
-fn acquire<G>(
+pub(crate) fn acquire<G>(
     try_acquire: impl FnOnce() -> std::sync::TryLockResult<G>,
     acquire: impl FnOnce() -> std::sync::LockResult<G>,
 ) -> G {
@@ -86,31 +86,14 @@ pub(crate) fn write<T>(lock: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
     acquire(|| lock.try_write(), || lock.write())
 }
 
-/// Takes a `ShardedLock` for read, counted and recovered as [`read`].
-#[cfg(all(feature = "sharded-lock", not(interner_loom)))]
-pub(crate) fn read_sharded<T>(lock: &ShardedLock<T>) -> ShardedLockReadGuard<'_, T> {
-    acquire(|| lock.try_read(), || lock.read())
-}
-
-/// Takes a `ShardedLock` for write, counted and recovered as [`read`].
-#[cfg(all(feature = "sharded-lock", not(interner_loom)))]
-pub(crate) fn write_sharded<T>(lock: &ShardedLock<T>) -> ShardedLockWriteGuard<'_, T> {
-    acquire(|| lock.try_write(), || lock.write())
-}
-
-/// Takes a `parking_lot` RwLock for read, counting a failed try as
-/// [`read`] does (`parking_lot` has no poisoning).
+/// [`acquire`] for a lock without poisoning (`parking_lot`'s).
 #[cfg(all(feature = "parking-lot", not(interner_loom)))]
-pub(crate) fn read_parking_lot<T>(lock: &ParkingLotRwLock<T>) -> ParkingLotReadGuard<'_, T> {
-    lock.try_read()
-        .unwrap_or_else(|| crate::contention::record_blocked(|| lock.read()))
-}
-
-/// Takes a `parking_lot` RwLock for write (see [`read_parking_lot`]).
-#[cfg(all(feature = "parking-lot", not(interner_loom)))]
-pub(crate) fn write_parking_lot<T>(lock: &ParkingLotRwLock<T>) -> ParkingLotWriteGuard<'_, T> {
-    lock.try_write()
-        .unwrap_or_else(|| crate::contention::record_blocked(|| lock.write()))
+#[inline]
+pub(crate) fn acquire_unpoisoned<G>(
+    try_acquire: impl FnOnce() -> Option<G>,
+    acquire: impl FnOnce() -> G,
+) -> G {
+    try_acquire().unwrap_or_else(|| crate::contention::record_blocked(acquire))
 }
 
 /// Takes a mutex, recovering from poisoning (see [`read`]).

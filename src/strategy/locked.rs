@@ -107,10 +107,16 @@ impl NcLock for sync::ShardedLock<LockedTable> {
         sync::ShardedLock::new(table)
     }
     fn read(&self) -> Self::Read<'_> {
-        sync::read_sharded(self)
+        sync::acquire(
+            || sync::ShardedLock::try_read(self),
+            || sync::ShardedLock::read(self),
+        )
     }
     fn write(&self) -> Self::Write<'_> {
-        sync::write_sharded(self)
+        sync::acquire(
+            || sync::ShardedLock::try_write(self),
+            || sync::ShardedLock::write(self),
+        )
     }
 }
 
@@ -138,10 +144,16 @@ impl NcLock for sync::ParkingLotRwLock<LockedTable> {
         sync::ParkingLotRwLock::new(table)
     }
     fn read(&self) -> Self::Read<'_> {
-        sync::read_parking_lot(self)
+        sync::acquire_unpoisoned(
+            || sync::ParkingLotRwLock::try_read(self),
+            || sync::ParkingLotRwLock::read(self),
+        )
     }
     fn write(&self) -> Self::Write<'_> {
-        sync::write_parking_lot(self)
+        sync::acquire_unpoisoned(
+            || sync::ParkingLotRwLock::try_write(self),
+            || sync::ParkingLotRwLock::write(self),
+        )
     }
 }
 
