@@ -111,6 +111,7 @@ impl ByteBudget {
                 Ok(_) => return Ok(()),
                 Err(now) => {
                     crate::contention::record_cas_retry();
+                    crate::sync::spin_loop();
                     current = now;
                 }
             }
