@@ -230,6 +230,39 @@ fn optimistic_batch_races_first_inserts() {
     });
 }
 
+/// A hit on an entry that another thread is still inserting returns; a
+/// snapshot taken right after it must hold the entry. The insert splits a
+/// bucket (every insert past the first does in loom builds), so a shard
+/// that made the entry findable by hits before publishing it to walks
+/// would let the snapshot miss it.
+#[test]
+fn optimistic_hit_then_snapshot_holds_the_entry() {
+    let stored = names_where("h", 2, 1, |_| true).remove(0);
+    let racing = names_where("r", 2, 1, |_| true).remove(0);
+    loom::model(move || {
+        let db = db::<OptimisticStrategy>(1);
+        db.intern(0, &stored).unwrap();
+        let writer = {
+            let (db, racing) = (Arc::clone(&db), racing.clone());
+            spawn(move || db.intern(0, &racing).unwrap())
+        };
+        let reader = {
+            let (db, racing) = (Arc::clone(&db), racing.clone());
+            spawn(move || {
+                let id = db.intern(0, &racing).unwrap();
+                assert_eq!(
+                    db.snapshot().get_str(id),
+                    Some(&racing[..]),
+                    "the intern returned before the snapshot"
+                );
+            })
+        };
+        writer.join().unwrap();
+        reader.join().unwrap();
+        assert_eq!(db.nc_len(0), 2);
+    });
+}
+
 // ---------------------------------------------------------------------------
 // Walks.
 

@@ -359,6 +359,10 @@ impl<'a> WriteGuard<'a> {
         writer
             .by_id
             .insert_unique(shard.id_hash(id), at.to_bits(), id_hash);
+        // Published to walks before hits can find it: a thread whose intern
+        // returned through a hit on this entry may snapshot at once, and
+        // the snapshot must hold it (`tests/hit_then_snapshot.rs`).
+        log.publish(&writer.log);
         if id_is_hash {
             // Best effort: see above.
             let _ = shard.hot.table.insert(
@@ -368,7 +372,6 @@ impl<'a> WriteGuard<'a> {
                 shard.capacity,
             );
         }
-        log.publish(&writer.log);
         // Under the lock: plain stores, no read-modify-write needed.
         shard.entries.store(shard.len() + 1, Ordering::Relaxed);
         shard
