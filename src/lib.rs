@@ -157,6 +157,14 @@ pub mod strategy;
 mod sync;
 
 pub use config::{Config, DEFAULT_CONFLICT_BUDGET, DEFAULT_NCS};
+
+/// Loom builds only: where the optimistic shard places `bytes` (its seed
+/// is fixed there), for the loom models.
+#[cfg(interner_loom)]
+#[doc(hidden)]
+pub fn __loom_placement(bytes: &[u8]) -> u64 {
+    raw::loom_placement(bytes)
+}
 pub use conflict::Conflict;
 pub use db::InternedStringDb;
 pub use error::{BatchError, Error};

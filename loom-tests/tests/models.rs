@@ -9,7 +9,6 @@
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
-use std::hash::BuildHasher;
 
 use interned_string_db::{
     get_id, Config, Error, InternedStringDb, OptimisticStrategy, Registered, RwLockStrategy,
@@ -44,9 +43,9 @@ fn check_visible<S: Strategy>(db: &InternedStringDb<S>, nc: usize, s: &str) {
 }
 
 /// The hash that places `name` in the optimistic shard's by-bytes index in
-/// loom builds (`src/raw/shard.rs`: `foldhash::fast::FixedState`).
+/// loom builds (whose seed is fixed).
 fn placement(name: &str) -> u64 {
-    foldhash::fast::FixedState::default().hash_one(name.as_bytes())
+    interned_string_db::__loom_placement(name.as_bytes())
 }
 
 /// The first `count` names `{prefix}{i}`, padded with `.` to `len` bytes,

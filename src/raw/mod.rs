@@ -32,6 +32,14 @@ mod table;
 mod witness;
 
 pub(crate) use self::bytes::bytes_eq;
+
+/// Where the optimistic shard's by-bytes index places `bytes` in loom
+/// builds (whose seed is fixed), so that the models can pick names that
+/// land where they need them.
+#[cfg(interner_loom)]
+pub(crate) fn loom_placement(bytes: &[u8]) -> u64 {
+    bytes::hash_bytes(bytes, bytes::HashSeed::FIXED)
+}
 #[cfg(feature = "lock-free")]
 pub(crate) use self::lock_free::{Inserted, RawLockFreeShard};
 pub(crate) use self::record::Entry;

@@ -108,6 +108,18 @@ impl<'a> Entry<'a> {
     #[inline]
     pub(crate) unsafe fn at(at: NonNull<u8>) -> Entry<'a> {
         let mut p = at.as_ptr();
+        // SAFETY: a complete record starts at `at` (the caller's contract):
+        // its first byte is the length's.
+        let first = unsafe { p.read() };
+        if first < 0x80 {
+            // Names under 128 bytes, the common case: a one-byte length.
+            return Entry {
+                // SAFETY: the id follows the length, within the record.
+                id_at: unsafe { NonNull::new_unchecked(p.add(1)) },
+                len: u32::from(first),
+                _shard: PhantomData,
+            };
+        }
         let mut len = 0u32;
         let mut shift = 0;
         // SAFETY: a complete record starts at `at` (the caller's contract);

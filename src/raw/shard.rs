@@ -18,25 +18,14 @@
 //! NC that never sees a string costs one cache line of hot fields and a few
 //! words of cold ones.
 
-use core::hash::BuildHasher;
-
 use hashbrown::HashTable;
 
 use super::alloc::try_box;
-use super::bytes::{bytes_eq, prefetch, prefetch_span, CACHE_LINE};
+use super::bytes::{bytes_eq, hash_bytes, hash_id, prefetch, prefetch_span, HashSeed, CACHE_LINE};
 use super::log::{Log, LogWriter, Ref};
 use super::record::Entry;
 use super::table::{Table, TableWriter};
 use crate::sync::{self, AtomicBool, AtomicUsize, Mutex, MutexGuard, Ordering};
-
-/// The hasher placing entries in the by-bytes table: seeded per shard, like
-/// the reference's per-shard `RandomState` (placement need not be the same
-/// across processes; ids are). Loom models must be deterministic, so there
-/// the seed is fixed.
-#[cfg(not(interner_loom))]
-type Seeds = foldhash::fast::RandomState;
-#[cfg(interner_loom)]
-type Seeds = foldhash::fast::FixedState;
 
 /// What every hit reads, on a line of its own that misses write only to
 /// grow the table (once per several splits) or to open/close.
@@ -45,7 +34,8 @@ struct Hot {
     table: Table,
     log: Log,
     open: AtomicBool,
-    seeds: Seeds,
+    /// Places entries in both indexes.
+    seed: HashSeed,
 }
 
 /// What the writer lock guards; allocated on the first insert.
@@ -85,7 +75,7 @@ impl RawShard {
                 table: Table::new(),
                 log: Log::new(),
                 open: AtomicBool::new(true),
-                seeds: Seeds::default(),
+                seed: HashSeed::new(),
             },
             writer: Mutex::new(None),
             entries: AtomicUsize::new(0),
@@ -116,13 +106,13 @@ impl RawShard {
 
     #[inline]
     fn bytes_hash(&self, bytes: &[u8]) -> u64 {
-        self.hot.seeds.hash_one(bytes)
+        hash_bytes(bytes, self.hot.seed)
     }
 
     /// The by-id map's placement: the id mixed with a per-shard seed.
     #[inline]
     fn id_hash(&self, id: u64) -> u64 {
-        self.hot.seeds.hash_one(id)
+        hash_id(id, self.hot.seed)
     }
 
     /// The entry holding exactly `bytes` under the db's id of `bytes`, if
