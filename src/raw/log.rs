@@ -87,37 +87,73 @@ impl Ref {
     }
 }
 
-/// A slab's entry in the directory: its base pointer, and in loom builds
-/// the link to its witnesses (see `witness`; nothing in other builds).
+/// A slab's entry in the directory: its base pointer, the bytes of records
+/// in it, and in loom builds the link to its witnesses (see `witness`;
+/// nothing in other builds).
 struct SlabEntry {
     base: AtomicPtr<u8>,
+    /// Final once the writer has moved past the slab (a walk reads it only
+    /// for such slabs).
+    used: AtomicUsize,
     witnesses: Link,
 }
 
-/// The slab directory: an entry and the bytes used per slab.
-struct SlabDir {
-    slabs: Box<[SlabEntry]>,
-    /// Bytes of records in each slab, final once the writer has moved past
-    /// it (a walk reads it only for such slabs).
-    used: Box<[AtomicUsize]>,
-}
+/// A slab directory: a boxed slice of entries turned raw, so that readers
+/// reach an entry in one load from the published first one (they never
+/// need the length: a slab a published ref or position names is always in
+/// range), and so that moving its owner asserts nothing about them.
+#[derive(Clone, Copy)]
+struct SlabDir(NonNull<[SlabEntry]>);
 
 impl SlabDir {
-    fn try_new(capacity: usize) -> Option<Box<SlabDir>> {
+    fn try_new(capacity: usize) -> Option<SlabDir> {
         let mut slabs = Vec::new();
         slabs.try_reserve_exact(capacity).ok()?;
         slabs.extend((0..capacity).map(|_| SlabEntry {
             base: AtomicPtr::new(core::ptr::null_mut()),
+            used: AtomicUsize::new(0),
             witnesses: Link::new(),
         }));
-        let mut used = Vec::new();
-        used.try_reserve_exact(capacity).ok()?;
-        used.extend((0..capacity).map(|_| AtomicUsize::new(0)));
-        Some(Box::new(SlabDir {
-            slabs: slabs.into_boxed_slice(),
-            used: used.into_boxed_slice(),
-        }))
+        Some(SlabDir(NonNull::from(Box::leak(slabs.into_boxed_slice()))))
     }
+
+    /// The entries (the writer's view).
+    fn slabs(&self) -> &[SlabEntry] {
+        // SAFETY: a live directory (freed only by `free`, through the
+        // writer's `&mut`).
+        unsafe { self.0.as_ref() }
+    }
+
+    /// The pointer readers load: the first entry.
+    fn first(self) -> *mut SlabEntry {
+        self.0.cast::<SlabEntry>().as_ptr()
+    }
+
+    /// Frees the directory.
+    ///
+    /// # Safety
+    ///
+    /// No reader may hold it any more, and it is freed once.
+    unsafe fn free(self) {
+        // SAFETY: came from `Box::leak` of a boxed slice (the caller's
+        // contract covers the rest).
+        drop(unsafe { Box::from_raw(self.0.as_ptr()) });
+    }
+}
+
+/// Slab `slab`'s entry in the directory whose first entry is `dir`.
+///
+/// # Safety
+///
+/// `dir` must be a published directory, loaded after (with acquire) a ref
+/// or position naming slab `slab` was published, or the writer's current
+/// one with `slab` below its slab count.
+#[inline]
+unsafe fn slab_entry<'d>(dir: NonNull<SlabEntry>, slab: usize) -> &'d SlabEntry {
+    // SAFETY: every directory published since slab `slab` was opened has
+    // an entry for it (the caller's contract), and directories live until
+    // `&mut` access to the log.
+    unsafe { dir.add(slab).as_ref() }
 }
 
 /// A slab, owned by the writer.
@@ -134,19 +170,23 @@ struct Slab {
 pub(crate) struct LogWriter {
     /// Every slab, in order (what the directory's entries point to, owned).
     slabs: Vec<Slab>,
+    /// The published directory.
+    dir: Option<SlabDir>,
     /// Directories replaced by bigger ones; readers may still hold them.
-    retired_dirs: Vec<NonNull<SlabDir>>,
+    retired_dirs: Vec<SlabDir>,
     /// Where the next record goes in the newest slab, if it is open.
     tail: Option<usize>,
 }
 
-// SAFETY: the retired directories are blocks of atomics that nothing writes
-// any more; they are freed only through `&mut Log`.
+// SAFETY: the directories are blocks of atomics shared with readers by the
+// module's protocol; the writer only owns the right to free them, which it
+// does when dropped, when no reader can hold them.
 unsafe impl Send for LogWriter {}
 
 /// One shard's log.
 pub(crate) struct Log {
-    dir: AtomicPtr<SlabDir>,
+    /// The first entry of the current directory (owned by the writer).
+    dir: AtomicPtr<SlabEntry>,
     /// The position after the last published record.
     published: AtomicU32,
 }
@@ -163,11 +203,10 @@ impl Log {
     /// The directory, with acquire: it shows every slab that any record the
     /// caller reached (with acquire) lives in.
     #[inline]
-    fn dir(&self) -> Option<&SlabDir> {
-        let dir = self.dir.load(Ordering::Acquire);
-        // SAFETY: a published directory is fully built before its release
-        // store and freed only through `&mut Log`, which outlives `&self`.
-        unsafe { dir.as_ref() }
+    fn dir(&self) -> Option<NonNull<SlabEntry>> {
+        // A published directory is fully built before its release store and
+        // freed only with the writer, through `&mut`.
+        NonNull::new(self.dir.load(Ordering::Acquire))
     }
 
     /// The record at `at`.
@@ -180,7 +219,9 @@ impl Log {
     #[inline]
     pub(crate) unsafe fn entry(&self, at: Ref) -> Entry<'_> {
         let dir = self.dir().expect("a published record has a directory");
-        let slab = &dir.slabs[at.slab()];
+        // SAFETY: the caller acquired the record's publication, which
+        // followed its slab's; the directory was loaded after.
+        let slab = unsafe { slab_entry(dir, at.slab()) };
         slab.witnesses.read(at.offset());
         let base = slab.base.load(Ordering::Relaxed);
         // SAFETY: the slab holds the record at that offset, complete and
@@ -194,7 +235,9 @@ impl Log {
     #[inline]
     pub(crate) fn record_addr(&self, at: Ref) -> *const u8 {
         self.dir().map_or(core::ptr::null(), |dir| {
-            dir.slabs[at.slab()]
+            // SAFETY: `at` came from a slot word loaded with acquire, so its
+            // slab is in the directory loaded after it.
+            unsafe { slab_entry(dir, at.slab()) }
                 .base
                 .load(Ordering::Relaxed)
                 .wrapping_add(at.offset())
@@ -220,12 +263,14 @@ impl Log {
         let mut at = from;
         while at < end {
             let slab = at.slab();
+            // SAFETY: `slab` is at or before the end's, acquired before the
+            // directory was loaded.
+            let entry = unsafe { slab_entry(dir, slab) };
             let stop = if slab == end.slab() {
                 end.offset()
             } else {
-                dir.used[slab].load(Ordering::Relaxed)
+                entry.used.load(Ordering::Relaxed)
             };
-            let entry = &dir.slabs[slab];
             let base = entry.base.load(Ordering::Relaxed);
             let mut offset = at.offset();
             while offset < stop {
@@ -256,9 +301,10 @@ impl Log {
         // no reader looks at them.
         unsafe { record::write(NonNull::new_unchecked(base.as_ptr().add(offset)), id, bytes) };
         let next = offset + size;
-        let dir = self.dir().expect("a slab was made, so a directory exists");
-        dir.slabs[slab].witnesses.wrote(offset);
-        dir.used[slab].store(next, Ordering::Relaxed);
+        let dir = writer.dir.expect("a slab was made, so a directory exists");
+        let entry = &dir.slabs()[slab];
+        entry.witnesses.wrote(offset);
+        entry.used.store(next, Ordering::Relaxed);
         writer.tail = (next < SLAB_BYTES).then_some(next);
         Some(Ref::new(slab, offset))
     }
@@ -282,9 +328,7 @@ impl Log {
         }
         writer.slabs.try_reserve(1).ok()?;
         writer.retired_dirs.try_reserve(1).ok()?;
-        let dir_ptr = self.dir.load(Ordering::Relaxed);
-        // SAFETY: as in `dir`; the writer is the only one replacing it.
-        let capacity = unsafe { dir_ptr.as_ref() }.map_or(0, |d| d.slabs.len());
+        let capacity = writer.dir.map_or(0, |d| d.slabs().len());
         let new_dir = if slab == capacity {
             Some(SlabDir::try_new((capacity * 2).max(4))?)
         } else {
@@ -292,66 +336,51 @@ impl Log {
         };
         let block = RawBlock::alloc(size, 1)?;
         if let Some(new_dir) = new_dir {
-            for (i, old) in writer.slabs.iter().enumerate() {
-                // SAFETY: `dir_ptr` is live (see above) and holds `slab`
-                // entries.
-                let old_dir = unsafe { &*dir_ptr };
-                let entry = &new_dir.slabs[i];
-                entry
-                    .base
-                    .store(old.block.ptr().as_ptr(), Ordering::Relaxed);
-                entry.witnesses.copy_from(&old_dir.slabs[i].witnesses);
-                let used = old_dir.used[i].load(Ordering::Relaxed);
-                new_dir.used[i].store(used, Ordering::Relaxed);
+            if let Some(old_dir) = writer.dir {
+                for ((old, new), slab) in old_dir
+                    .slabs()
+                    .iter()
+                    .zip(new_dir.slabs())
+                    .zip(&writer.slabs)
+                {
+                    new.base.store(slab.block.ptr().as_ptr(), Ordering::Relaxed);
+                    new.witnesses.copy_from(&old.witnesses);
+                    new.used
+                        .store(old.used.load(Ordering::Relaxed), Ordering::Relaxed);
+                }
+                writer.retired_dirs.push(old_dir);
             }
             // Publishes the copied entries with the directory.
-            self.dir.store(Box::into_raw(new_dir), Ordering::Release);
-            if let Some(old) = NonNull::new(dir_ptr) {
-                writer.retired_dirs.push(old);
-            }
+            self.dir.store(new_dir.first(), Ordering::Release);
+            writer.dir = Some(new_dir);
         }
-        let dir = self.dir().expect("just made");
+        let dir = writer.dir.expect("just made");
+        let entry = &dir.slabs()[slab];
         let witnesses = Witnesses::new();
-        dir.slabs[slab].witnesses.set(&witnesses);
+        entry.witnesses.set(&witnesses);
         // Relaxed: a reader reaches this slab only through a record published
         // later with release.
-        dir.slabs[slab]
-            .base
-            .store(block.ptr().as_ptr(), Ordering::Relaxed);
+        entry.base.store(block.ptr().as_ptr(), Ordering::Relaxed);
         writer.slabs.push(Slab { block, witnesses });
         writer.tail = None;
         Some(slab)
     }
 
-    /// Frees the directory and forgets every record; the slabs and retired
-    /// directories go with the [`LogWriter`], which the caller replaces.
+    /// Forgets every record; the slabs and directories go with the
+    /// [`LogWriter`], which the caller replaces.
     pub(crate) fn clear(&mut self) {
-        self.free_dir();
+        self.dir.store(core::ptr::null_mut(), Ordering::Relaxed);
         self.published.store(0, Ordering::Relaxed);
-    }
-
-    fn free_dir(&mut self) {
-        let dir = self.dir.swap(core::ptr::null_mut(), Ordering::Relaxed);
-        if let Some(dir) = NonNull::new(dir) {
-            // SAFETY: came from `Box::into_raw`; `&mut self` means no reader.
-            drop(unsafe { Box::from_raw(dir.as_ptr()) });
-        }
-    }
-}
-
-impl Drop for Log {
-    fn drop(&mut self) {
-        self.free_dir();
     }
 }
 
 impl Drop for LogWriter {
     fn drop(&mut self) {
-        for dir in self.retired_dirs.drain(..) {
-            // SAFETY: came from `Box::into_raw` and is no longer reachable;
-            // the writer is dropped only with its shard or by `&mut` access
-            // to it, when no reader can hold the directory.
-            drop(unsafe { Box::from_raw(dir.as_ptr()) });
+        for dir in self.retired_dirs.drain(..).chain(self.dir.take()) {
+            // SAFETY: each directory is held once, and the writer is dropped
+            // only with its shard or by `&mut` access to it, when no reader
+            // can hold a directory.
+            unsafe { dir.free() };
         }
     }
 }

@@ -135,19 +135,45 @@ impl Shape {
     }
 }
 
-/// The segment directory.
-struct SegmentDir {
-    segments: Box<[AtomicPtr<Bucket>]>,
-}
+/// A segment directory: a boxed slice of segment pointers turned raw, so
+/// that readers reach a segment pointer in one load from the published
+/// first element (they never need the length: a bucket index below the
+/// shape they acquired is always in range), and so that moving its owner
+/// asserts nothing about them.
+#[derive(Clone, Copy)]
+struct SegmentDir(NonNull<[AtomicPtr<Bucket>]>);
 
 impl SegmentDir {
-    fn try_new(capacity: usize) -> Option<NonNull<SegmentDir>> {
+    fn try_new(capacity: usize) -> Option<SegmentDir> {
         let mut segments = Vec::new();
         segments.try_reserve_exact(capacity).ok()?;
         segments.extend((0..capacity).map(|_| AtomicPtr::new(ptr::null_mut())));
-        try_box(SegmentDir {
-            segments: segments.into_boxed_slice(),
-        })
+        Some(SegmentDir(NonNull::from(Box::leak(
+            segments.into_boxed_slice(),
+        ))))
+    }
+
+    /// The slots.
+    fn slots(&self) -> &[AtomicPtr<Bucket>] {
+        // SAFETY: a live directory (freed only by `free`, through the
+        // writer's `&mut`).
+        unsafe { self.0.as_ref() }
+    }
+
+    /// The pointer readers load: the first slot.
+    fn first(self) -> *mut AtomicPtr<Bucket> {
+        self.0.cast::<AtomicPtr<Bucket>>().as_ptr()
+    }
+
+    /// Frees the directory.
+    ///
+    /// # Safety
+    ///
+    /// No reader may hold it any more, and it is freed once.
+    unsafe fn free(self) {
+        // SAFETY: came from `Box::leak` of a boxed slice (the caller's
+        // contract covers the rest).
+        drop(unsafe { Box::from_raw(self.0.as_ptr()) });
     }
 }
 
@@ -161,13 +187,24 @@ pub(crate) struct TableWriter {
     /// Segments, each a `Box<[Bucket]>` of `SEGMENT_BUCKETS` turned raw.
     segments: Vec<NonNull<Bucket>>,
     overflow: Vec<NonNull<Bucket>>,
-    retired_dirs: Vec<NonNull<SegmentDir>>,
+    /// The published directory.
+    dir: Option<SegmentDir>,
+    /// Directories replaced by bigger ones; readers may still hold them.
+    retired_dirs: Vec<SegmentDir>,
     entries: usize,
 }
 
 // SAFETY: the blocks are atomics shared with readers by the protocol above;
 // the writer only owns the right to free them, through `&mut`.
 unsafe impl Send for TableWriter {}
+
+impl TableWriter {
+    /// The published directory's first slot.
+    fn current_dir(&self) -> NonNull<AtomicPtr<Bucket>> {
+        let dir = self.dir.expect("an initialised table");
+        NonNull::new(dir.first()).expect("a directory is never null")
+    }
+}
 
 impl Drop for TableWriter {
     fn drop(&mut self) {
@@ -181,9 +218,9 @@ impl Drop for TableWriter {
             // SAFETY: came from `Box::into_raw`; as above.
             drop(unsafe { Box::from_raw(bucket.as_ptr()) });
         }
-        for dir in self.retired_dirs.drain(..) {
-            // SAFETY: came from `Box::into_raw`; as above.
-            drop(unsafe { Box::from_raw(dir.as_ptr()) });
+        for dir in self.retired_dirs.drain(..).chain(self.dir.take()) {
+            // SAFETY: as above; each directory is held once.
+            unsafe { dir.free() };
         }
     }
 }
@@ -191,7 +228,8 @@ impl Drop for TableWriter {
 /// The by-bytes index of one shard.
 pub(crate) struct Table {
     shape: AtomicU64,
-    dir: AtomicPtr<SegmentDir>,
+    /// The first slot of the current directory (owned by the writer).
+    dir: AtomicPtr<AtomicPtr<Bucket>>,
 }
 
 impl Table {
@@ -208,8 +246,12 @@ impl Table {
     #[inline]
     // Segments hold one bucket in loom builds.
     #[cfg_attr(interner_loom, allow(clippy::modulo_one))]
-    fn bucket(dir: &SegmentDir, index: usize) -> &Bucket {
-        let segment = dir.segments[index / SEGMENT_BUCKETS].load(Ordering::Relaxed);
+    fn bucket<'t>(dir: NonNull<AtomicPtr<Bucket>>, index: usize) -> &'t Bucket {
+        // SAFETY: a directory published with (or after) the shape that made
+        // `index` valid has a slot for its segment (see below), and lives
+        // until `&mut` access, which outlives `&self`.
+        let slot = unsafe { dir.add(index / SEGMENT_BUCKETS).as_ref() };
+        let segment = slot.load(Ordering::Relaxed);
         // In loom models, a missing edge to the segment's store shows here
         // (loom may return the directory's initial null) as a clean failure.
         assert!(cfg!(not(interner_loom)) || !segment.is_null());
@@ -225,9 +267,8 @@ impl Table {
     #[inline]
     pub(crate) fn find(&self, hash: u64, mut is_key: impl FnMut(Ref) -> bool) -> Option<Ref> {
         let shape = Shape::unpack(self.shape.load(Ordering::Acquire));
-        let dir = self.dir.load(Ordering::Acquire);
-        // SAFETY: a published directory is complete and lives until `&mut`.
-        let dir = unsafe { dir.as_ref() }?;
+        // A published directory is complete and lives until `&mut`.
+        let dir = NonNull::new(self.dir.load(Ordering::Acquire))?;
         let mut bucket = Self::bucket(dir, shape.bucket_of(hash));
         loop {
             for slot in &bucket.words {
@@ -260,8 +301,8 @@ impl Table {
     #[inline]
     pub(crate) fn bucket_addr(&self, hash: u64) -> Option<*const u8> {
         let shape = Shape::unpack(self.shape.load(Ordering::Acquire));
-        // SAFETY: as in `find`.
-        let dir = unsafe { self.dir.load(Ordering::Acquire).as_ref() }?;
+        // As in `find`.
+        let dir = NonNull::new(self.dir.load(Ordering::Acquire))?;
         Some(ptr::from_ref(Self::bucket(dir, shape.bucket_of(hash))).cast())
     }
 
@@ -306,15 +347,16 @@ impl Table {
         for at in 0..segments {
             let Some(segment) = new_segment() else {
                 // SAFETY: made above, never shared.
-                drop(unsafe { Box::from_raw(dir.as_ptr()) });
+                unsafe { dir.free() };
                 return Err(TableFull);
             };
-            // SAFETY: made above, not yet shared.
-            unsafe { dir.as_ref() }.segments[at].store(segment.as_ptr(), Ordering::Relaxed);
+            dir.slots()[at].store(segment.as_ptr(), Ordering::Relaxed);
             writer.segments.push(segment);
         }
+        debug_assert!(writer.dir.is_none(), "an empty table");
+        writer.dir = Some(dir);
         // Publishes the directory and its segments.
-        self.dir.store(dir.as_ptr(), Ordering::Release);
+        self.dir.store(dir.first(), Ordering::Release);
         let level = buckets.trailing_zeros();
         // Relaxed: this shape publishes nothing the directory's release did
         // not. A reader loads the shape, then the directory with acquire; with
@@ -329,9 +371,7 @@ impl Table {
     /// overflow bucket if the chain is full (`writer.overflow` has room for
     /// one more).
     fn place(&self, writer: &mut TableWriter, index: usize, word: u64) -> Result<(), TableFull> {
-        let dir = self.dir.load(Ordering::Relaxed);
-        // SAFETY: the writer's own current directory.
-        let mut bucket = Self::bucket(unsafe { &*dir }, index);
+        let mut bucket = Self::bucket(writer.current_dir(), index);
         loop {
             for slot in &bucket.words {
                 // Relaxed: only the writer stores to slots.
@@ -403,10 +443,8 @@ impl Table {
         level: u32,
         moved: &mut Vec<&'t AtomicU64>,
     ) -> Result<(), TableFull> {
-        // SAFETY: the writer's own current directory, live until `&mut`.
-        let dir = unsafe { &*self.dir.load(Ordering::Relaxed) };
         let mut movers = Vec::new();
-        let mut bucket = Self::bucket(dir, source);
+        let mut bucket = Self::bucket(writer.current_dir(), source);
         loop {
             for slot in &bucket.words {
                 let word = slot.load(Ordering::Relaxed);
@@ -436,10 +474,8 @@ impl Table {
     /// needed.
     fn ensure_segment(&self, writer: &mut TableWriter, index: usize) -> Result<(), TableFull> {
         let at = index / SEGMENT_BUCKETS;
-        let dir_ptr = self.dir.load(Ordering::Relaxed);
-        // SAFETY: the writer's own current directory.
-        let dir = unsafe { &*dir_ptr };
-        if at < dir.segments.len() && !dir.segments[at].load(Ordering::Relaxed).is_null() {
+        let dir = writer.dir.expect("an initialised table");
+        if at < dir.slots().len() && !dir.slots()[at].load(Ordering::Relaxed).is_null() {
             return Ok(());
         }
         writer.segments.try_reserve(1).map_err(|_| TableFull)?;
@@ -447,45 +483,27 @@ impl Table {
         let segment = new_segment().ok_or(TableFull)?;
         // Owned from here on, whatever fails below.
         writer.segments.push(segment);
-        if at >= dir.segments.len() {
+        if at >= dir.slots().len() {
             let bigger = SegmentDir::try_new((at + 1).next_power_of_two()).ok_or(TableFull)?;
-            // SAFETY: just made, not yet shared.
-            let bigger_ref = unsafe { bigger.as_ref() };
-            for (old, new) in dir.segments.iter().zip(bigger_ref.segments.iter()) {
+            for (old, new) in dir.slots().iter().zip(bigger.slots()) {
                 new.store(old.load(Ordering::Relaxed), Ordering::Relaxed);
             }
             // Publishes the copied pointers with the directory.
-            self.dir.store(bigger.as_ptr(), Ordering::Release);
-            writer
-                .retired_dirs
-                .push(NonNull::new(dir_ptr).expect("the current directory"));
+            self.dir.store(bigger.first(), Ordering::Release);
+            writer.retired_dirs.push(dir);
+            writer.dir = Some(bigger);
         }
-        // SAFETY: the writer's own current directory.
-        let dir = unsafe { &*self.dir.load(Ordering::Relaxed) };
+        let dir = writer.dir.expect("an initialised table");
         // Relaxed: readers reach it only after the shape's release.
-        dir.segments[at].store(segment.as_ptr(), Ordering::Relaxed);
+        dir.slots()[at].store(segment.as_ptr(), Ordering::Relaxed);
         Ok(())
     }
 
-    /// Forgets every word and frees the directory; the blocks go with the
+    /// Forgets every word; the blocks, directories included, go with the
     /// [`TableWriter`], which the caller replaces.
     pub(crate) fn clear(&mut self) {
-        self.free_dir();
+        self.dir.store(ptr::null_mut(), Ordering::Relaxed);
         self.shape.store(0, Ordering::Relaxed);
-    }
-
-    fn free_dir(&mut self) {
-        let dir = self.dir.swap(ptr::null_mut(), Ordering::Relaxed);
-        if let Some(dir) = NonNull::new(dir) {
-            // SAFETY: came from `Box::into_raw`; `&mut self` means no reader.
-            drop(unsafe { Box::from_raw(dir.as_ptr()) });
-        }
-    }
-}
-
-impl Drop for Table {
-    fn drop(&mut self) {
-        self.free_dir();
     }
 }
 
