@@ -147,6 +147,16 @@ pub(crate) mod imp {
             None
         }
 
+        /// [`find_hit`](Self::find_hit) for an open or a closed shard, for
+        /// `lookup`: the id of `bytes` if the shard holds exactly `bytes`
+        /// under the db's id of `bytes` and finds it without blocking. `None`
+        /// is no answer (the caller asks [`with_entry`](Self::with_entry));
+        /// the default never answers.
+        #[inline]
+        fn find_present(&self, _bytes: &[u8]) -> Option<u64> {
+            None
+        }
+
         /// [`find_hit`](Self::find_hit) for each of `names`, writing the id
         /// or `0` (not found) to `ids` (of the same length). A strategy that
         /// can overlap the lookups' cache misses does so.

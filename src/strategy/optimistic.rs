@@ -73,6 +73,13 @@ impl Shard for OptimisticShard {
         self.raw.find_by_bytes(bytes).map(Entry::id)
     }
 
+    /// The hit path without the open check: `lookup` of a present name
+    /// takes no lock.
+    #[inline]
+    fn find_present(&self, bytes: &[u8]) -> Option<u64> {
+        self.raw.find_by_bytes(bytes).map(Entry::id)
+    }
+
     fn find_hits<B: AsRef<[u8]>>(&self, names: &[B], ids: &mut [u64]) {
         if self.raw.is_open() {
             self.raw.find_ids_by_bytes(names, ids);
