@@ -48,7 +48,7 @@
 //!   read by the merge, under a global `RwLock` taken for read across the
 //!   merge. The compatibility mode, and the oracle the other strategies are
 //!   tested against: every behavioural test runs against every strategy.
-//! * `LockFreeStrategy` (feature `lock-free`, on by default): no lock on any
+//! * `LockFreeStrategy` (feature `lock-free`): no lock on any
 //!   path, misses included: an insert is a compare-and-swap of the entry into
 //!   an id-keyed table, which its inserters grow cooperatively; hits and
 //!   `resolve` are acquire loads. The tables a growth leaves behind are freed
@@ -57,18 +57,20 @@
 //!   `ParkingLotStrategy` (feature `parking-lot`): the same protocol on
 //!   crossbeam's reader-scalable `ShardedLock` and on `parking_lot::RwLock`,
 //!   so the benchmarks compare lock implementations and nothing else.
-//! * [`DashMapStrategy`] and [`ArcSwapStrategy`] (features `dashmap` and
+//! * `DashMapStrategy` and `ArcSwapStrategy` (features `dashmap` and
 //!   `arc-swap`): a `DashMap` per NC, and a copy-on-write map per NC behind
 //!   `arc-swap`; for comparison in the benchmarks (`docs/benchmarks.md` says
 //!   when each strategy wins, with the contention counters that explain it).
 //!
-//! Every optional strategy is a Cargo feature, on by default;
-//! `default-features = false` leaves the optimistic and reference
-//! strategies. The C ABI (module `ffi`, `include/interned_string_db.h`) is the
+//! The default features are the product: the optimistic and reference
+//! strategies, snapshots and files (always built) and `pinning`, which adds
+//! [`pin_current_thread`](InternedStringDb::pin_current_thread)
+//! (`core_affinity`). The comparison strategies are opt-in features, each
+//! adding its strategy and the crate it is built on (`lock-free` needs
+//! none); `all-strategies` turns on all five. The C ABI (module `ffi`, `include/interned_string_db.h`) is the
 //! `capi` feature, off for Rust dependents (two versions of this crate in one
 //! program must not export the same C symbols) and on for builds at this
-//! repository's root; `pinning` (on by default) adds
-//! [`pin_current_thread`](InternedStringDb::pin_current_thread).
+//! repository's root.
 //!
 //! ```
 //! use interned_string_db::{Config, InternedStringDb, RwLockStrategy};
