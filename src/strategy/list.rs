@@ -11,7 +11,8 @@
 
 /// Calls `$callback! { { $args } module: Type, ... }` with every strategy
 /// this build of the crate ships. Not public API: for this crate's tests,
-/// benches and harness.
+/// benches and harness (feature `test-util`; hidden from the docs, since an
+/// exported macro is documented at the crate root).
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __for_each_strategy {

@@ -10,6 +10,8 @@
 mod arc_swap;
 #[cfg(all(feature = "dashmap", not(interner_loom)))]
 mod dashmap;
+// The strategy list is a test hook (`__for_each_strategy!`).
+#[cfg(feature = "test-util")]
 mod list;
 #[cfg(feature = "lock-free")]
 mod lock_free;
