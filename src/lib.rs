@@ -110,7 +110,8 @@
 //! # Safety and correctness
 //!
 //! All `unsafe` code outside the C ABI is in one module (`src/raw/`), each
-//! block with its argument, checked by Miri. The protocols of our own code
+//! block with its argument, checked by Miri: the crate root denies
+//! `unsafe_code`, and only that module (and the C ABI's) allows it. The protocols of our own code
 //! have loom models (`loom-tests/`: the optimistic and lock-free shards, the
 //! reference protocol's lock nesting, snapshots and deltas racing interns),
 //! built by swapping the crate's atomics and locks through one module
@@ -137,7 +138,7 @@
 //! `cargo run --release -p perf`). Per-thread contention is counted
 //! in-process ([`contention`]).
 
-#![deny(unsafe_op_in_unsafe_fn, missing_docs)]
+#![deny(unsafe_code, unsafe_op_in_unsafe_fn, missing_docs)]
 
 mod config;
 mod conflict;
@@ -145,12 +146,15 @@ pub mod contention;
 mod db;
 mod error;
 #[cfg(feature = "capi")]
+#[allow(unsafe_code)] // the C ABI: raw pointers from C, `#[no_mangle]`
 pub mod ffi;
 #[cfg(not(interner_loom))]
 mod global;
 mod handle;
 mod id;
 mod nc;
+// All of the crate's other `unsafe` code, each block with its argument.
+#[allow(unsafe_code)]
 mod raw;
 mod snapshot;
 #[cfg(not(interner_loom))]
