@@ -46,8 +46,10 @@
 //! * [`RwLockStrategy`]: the reference's protocol, faithfully: a futex
 //!   `RwLock` per NC, taken for write on every intern (hit or miss) and for
 //!   read by the merge, under a global `RwLock` taken for read across the
-//!   merge. The compatibility mode, and the oracle the other strategies are
-//!   tested against: every behavioural test runs against every strategy.
+//!   merge. The compatibility mode, and the reference protocol: every
+//!   behavioural test runs against every strategy, and
+//!   `tests/differential.rs` compares each of the others against it, answer
+//!   by answer.
 //! * `LockFreeStrategy` (feature `lock-free`): no lock on any
 //!   path, misses included: an insert is a compare-and-swap of the entry into
 //!   an id-keyed table, which its inserters grow cooperatively; hits and

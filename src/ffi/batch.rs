@@ -51,6 +51,8 @@ pub unsafe extern "C" fn nrt_interned_string_db_intern_batch(
 }
 
 /// The batch, a step of names at a time; `interned` counts the names done.
+/// Fails with the db's error, not logged yet, or with a status whose reason
+/// is logged already.
 ///
 /// # Safety
 ///
@@ -91,8 +93,8 @@ unsafe fn intern_all(
             // SAFETY: NULL or a valid C string (the caller's contract).
             match unsafe { required_str(NAME, name) } {
                 Ok(name) => step.push(name),
-                Err(error) => {
-                    bad = Some(error);
+                Err(status) => {
+                    bad = Some(status);
                     break;
                 }
             }
@@ -106,8 +108,8 @@ unsafe fn intern_all(
             }
             Err(other) => unreachable!("lengths match: {other}"),
         }
-        if let Some(error) = bad {
-            return Err(Ok(error));
+        if let Some(status) = bad {
+            return Err(Err(status));
         }
     }
     Ok(())

@@ -124,7 +124,11 @@ pub unsafe extern "C" fn nrt_interned_string_db_intern(
             return NRT_STATUS::NRT_INVALID;
         }
         // SAFETY: the caller's contract on `s`.
-        let result = unsafe { required_str(NAME, s) }.and_then(|name| db.intern(nc, name));
+        let name = match unsafe { required_str(NAME, s) } {
+            Ok(name) => name,
+            Err(status) => return status,
+        };
+        let result = db.intern(nc, name);
         if let Ok(id) = result {
             // SAFETY: non-NULL and writable (the caller's contract).
             unsafe { *out_id = id };

@@ -92,27 +92,28 @@ fn guard<T>(function: &str, on_panic: T, body: impl FnOnce() -> T) -> T {
     }
 }
 
-/// The bytes of a C string that must be non-NULL, non-empty UTF-8.
+/// The bytes of a C string that must be non-NULL, non-empty UTF-8; else
+/// `NRT_INVALID`, with the reason (NULL, empty or not UTF-8) logged here,
+/// once.
 ///
 /// # Safety
 ///
 /// `s` is NULL or points to a NUL-terminated string that stays valid and
 /// unchanged for `'a`.
-unsafe fn required_str<'a>(function: &str, s: *const c_char) -> Result<&'a str, Error> {
-    if s.is_null() {
-        log_error(format_args!("{function}: the string is NULL"));
-        return Err(Error::InvalidUtf8);
-    }
-    // SAFETY: non-NULL, and the caller guarantees a valid C string.
-    let bytes = unsafe { CStr::from_ptr(s) }.to_bytes();
-    if bytes.is_empty() {
-        log_error(format_args!("{function}: the string is empty"));
-        return Err(Error::EmptyString);
-    }
-    core::str::from_utf8(bytes).map_err(|_| {
-        log_error(format_args!("{function}: the input is not valid UTF-8"));
-        Error::InvalidUtf8
-    })
+unsafe fn required_str<'a>(function: &str, s: *const c_char) -> Result<&'a str, NRT_STATUS> {
+    let reason = if s.is_null() {
+        "the string is NULL"
+    } else {
+        // SAFETY: non-NULL, and the caller guarantees a valid C string.
+        let bytes = unsafe { CStr::from_ptr(s) }.to_bytes();
+        match core::str::from_utf8(bytes) {
+            Ok("") => "the string is empty",
+            Ok(name) => return Ok(name),
+            Err(_) => "the input is not valid UTF-8",
+        }
+    };
+    log_error(format_args!("{function}: {reason}"));
+    Err(NRT_STATUS::NRT_INVALID)
 }
 
 /// Leaks `items` as a C array that [`take_array`] frees. An empty array is a

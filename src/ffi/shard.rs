@@ -80,7 +80,7 @@ pub unsafe extern "C" fn nrt_interned_string_db_register_entry(
         // SAFETY: the caller's contract on `s`.
         let name = match unsafe { required_str(NAME, s) } {
             Ok(name) => name,
-            Err(e) => return NRT_STATUS::from(&e),
+            Err(status) => return status,
         };
         // SAFETY: the caller's contract on `shard`; shared access only.
         let Some(shard) = (unsafe { shard.as_ref() }) else {

@@ -134,7 +134,7 @@ pub unsafe extern "C" fn nrt_interned_string_db_save_delta(
         // SAFETY: the caller's contract on `path`.
         let path = match unsafe { required_str(NAME, path) } {
             Ok(path) => path,
-            Err(e) => return NRT_STATUS::from(&e),
+            Err(status) => return status,
         };
         saved(NAME, path, db.save_delta(cursor, path).map(drop))
     })
@@ -170,7 +170,7 @@ pub unsafe extern "C" fn nrt_interned_string_db_save_snapshot(
         // SAFETY: the caller's contract on `path`.
         let path = match unsafe { required_str(NAME, path) } {
             Ok(path) => path,
-            Err(e) => return NRT_STATUS::from(&e),
+            Err(status) => return status,
         };
         saved(NAME, path, db.snapshot().save(path))
     };
