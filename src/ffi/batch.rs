@@ -4,7 +4,7 @@
 use std::ffi::c_char;
 
 use super::db::{live, NrtInternedStringDb};
-use super::{guard, required_str, status, NRT_STATUS};
+use super::{guard, log_error, required_str, status, NRT_STATUS};
 use crate::error::{BatchError, Error};
 
 /// Interns the `count` names of `names` into NC `nc`, in order, writing
@@ -74,7 +74,7 @@ unsafe fn intern_all(
         return Ok(());
     }
     if names.is_null() || out_ids.is_null() {
-        log::error!("{NAME}: names or out_ids is NULL");
+        log_error(format_args!("{NAME}: names or out_ids is NULL"));
         return Err(Err(NRT_STATUS::NRT_INVALID));
     }
     // SAFETY: `count` readable pointers and `count` writable ids (the

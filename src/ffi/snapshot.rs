@@ -6,7 +6,7 @@ use std::ffi::c_char;
 
 use super::db::{export_to_shard, live, with_db, NrtInternedStringDb};
 use super::shard::InternedDataShard;
-use super::{guard, required_str, NRT_STATUS};
+use super::{guard, log_error, required_str, NRT_STATUS};
 use crate::db::InternedStringDb;
 use crate::snapshot::Cursor;
 
@@ -67,7 +67,7 @@ unsafe fn db_and_cursor<'a>(
     match unsafe { cursor.as_mut() } {
         Some(handle) => Ok((db, &mut handle.cursor)),
         None => {
-            log::error!("{function}: the cursor is NULL");
+            log_error(format_args!("{function}: the cursor is NULL"));
             Err(NRT_STATUS::NRT_INVALID)
         }
     }
@@ -97,7 +97,7 @@ pub unsafe extern "C" fn nrt_interned_string_db_delta(
             Err(status) => return status,
         };
         if out_shard.is_null() {
-            log::error!("{NAME}: out_shard is NULL");
+            log_error(format_args!("{NAME}: out_shard is NULL"));
             return NRT_STATUS::NRT_INVALID;
         }
         // SAFETY: non-NULL and writable (the caller's contract).
@@ -145,7 +145,7 @@ fn saved(function: &str, path: &str, result: std::io::Result<()>) -> NRT_STATUS 
     match result {
         Ok(()) => NRT_STATUS::NRT_SUCCESS,
         Err(e) => {
-            log::error!("{function}: {path}: {e}");
+            log_error(format_args!("{function}: {path}: {e}"));
             NRT_STATUS::NRT_RESOURCE
         }
     }
