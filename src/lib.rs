@@ -69,10 +69,10 @@
 //! [`pin_current_thread`](InternedStringDb::pin_current_thread)
 //! (`core_affinity`). The comparison strategies are opt-in features, each
 //! adding its strategy and the crate it is built on (`lock-free` needs
-//! none); `all-strategies` turns on all five. The C ABI (module `ffi`, `include/interned_string_db.h`) is the
-//! `capi` feature, off for Rust dependents (two versions of this crate in one
-//! program must not export the same C symbols) and on for builds at this
-//! repository's root.
+//! none); `all-strategies` turns on all five. The C ABI
+//! (`include/interned_string_db.h`) is a crate of its own,
+//! `interned-string-db-capi` (`capi/` in the repository), built on this
+//! crate's public API.
 //!
 //! ```
 //! use interned_string_db::{Config, InternedStringDb, RwLockStrategy};
@@ -111,9 +111,9 @@
 //!
 //! # Safety and correctness
 //!
-//! All `unsafe` code outside the C ABI is in one module (`src/raw/`), each
+//! All of this crate's `unsafe` code is in one module (`src/raw/`), each
 //! block with its argument, checked by Miri: the crate root denies
-//! `unsafe_code`, and only that module (and the C ABI's) allows it. The protocols of our own code
+//! `unsafe_code`, and only that module allows it. The protocols of our own code
 //! have loom models (`loom-tests/`: the optimistic and lock-free shards, the
 //! reference protocol's lock nesting, snapshots and deltas racing interns),
 //! built by swapping the crate's atomics and locks through one module
@@ -147,9 +147,6 @@ mod conflict;
 pub mod contention;
 mod db;
 mod error;
-#[cfg(feature = "capi")]
-#[allow(unsafe_code)] // the C ABI: raw pointers from C, `#[no_mangle]`
-pub mod ffi;
 #[cfg(not(interner_loom))]
 mod global;
 mod handle;

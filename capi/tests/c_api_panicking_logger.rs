@@ -10,17 +10,15 @@
 //! In its own test binary because it installs a process-wide logger; one
 //! test function for the calls, so that the quiet panic hook is never raced.
 
-#![cfg(feature = "capi")]
-
 use std::ffi::{c_char, CStr, CString};
 use std::ptr::{null, null_mut};
 
-use interned_string_db::ffi::batch::*;
-use interned_string_db::ffi::db::*;
-use interned_string_db::ffi::shard::*;
-use interned_string_db::ffi::snapshot::*;
-use interned_string_db::ffi::NRT_STATUS::{self, *};
 use interned_string_db::{get_id, Snapshot};
+use interned_string_db_capi::batch::*;
+use interned_string_db_capi::db::*;
+use interned_string_db_capi::shard::*;
+use interned_string_db_capi::snapshot::*;
+use interned_string_db_capi::NRT_STATUS::{self, *};
 
 /// A logger that panics on every record.
 struct PanickingLogger;
@@ -312,7 +310,7 @@ fn a_panicking_logger_never_aborts_the_c_api() {
 /// The test above calls every function the header declares.
 #[test]
 fn every_c_function_is_called_above() {
-    let header = include_str!("../include/interned_string_db.h");
+    let header = include_str!("../../include/interned_string_db.h");
     let test = include_str!("c_api_panicking_logger.rs");
     let declared: Vec<&str> = header
         .lines()

@@ -5,14 +5,11 @@
 
 use std::ffi::c_char;
 
-use super::{
+use crate::boundary::{
     export_names, free_c_strings, guard, leak_array, log_error, required_str, status, take_array,
     NRT_STATUS,
 };
-use crate::config::Config;
-use crate::conflict::Conflict;
-use crate::db::InternedStringDb;
-use crate::get_id;
+use interned_string_db::{get_id, Config, Conflict, InternedStringDb};
 
 /// An id → string table (the reference's 48-byte hashbrown shard; here a
 /// one-NC db of the default strategy, internally synchronised). Opaque to C.

@@ -4,8 +4,8 @@
 use std::ffi::c_char;
 
 use super::db::{live, NrtInternedStringDb};
-use super::{guard, log_error, required_str, status, NRT_STATUS};
-use crate::error::{BatchError, Error};
+use crate::boundary::{guard, log_error, required_str, status, NRT_STATUS};
+use interned_string_db::{BatchError, Error};
 
 /// Interns the `count` names of `names` into NC `nc`, in order, writing
 /// their ids to `out_ids[0..count]`: the same ids and effects as calling

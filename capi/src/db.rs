@@ -5,10 +5,8 @@
 use std::ffi::c_char;
 
 use super::shard::InternedDataShard;
-use super::{guard, log_error, required_str, status, NRT_STATUS};
-use crate::config::Config;
-use crate::db::InternedStringDb;
-use crate::snapshot::Snapshot;
+use crate::boundary::{guard, log_error, required_str, status, NRT_STATUS};
+use interned_string_db::{Config, InternedStringDb, Snapshot};
 
 /// A db of N NCs (the default strategy). Opaque to C.
 #[derive(Debug)]

@@ -6,9 +6,8 @@ use std::ffi::c_char;
 
 use super::db::{export_to_shard, live, with_db, NrtInternedStringDb};
 use super::shard::InternedDataShard;
-use super::{guard, log_error, required_str, NRT_STATUS};
-use crate::db::InternedStringDb;
-use crate::snapshot::Cursor;
+use crate::boundary::{guard, log_error, required_str, NRT_STATUS};
+use interned_string_db::{Cursor, InternedStringDb};
 
 /// What a sequence of deltas has delivered (see `Cursor`). Opaque to C.
 #[derive(Debug)]
