@@ -11,7 +11,7 @@
 //! ([`Contention::cas_retries`]).
 //!
 //! Reading the counters ([`current`], [`reset`]) is public API; the
-//! recording is the crate's own, except [`record_blocked`] with the
+//! recording is the crate's own, except `record_blocked` with the
 //! `test-util` feature, for the workspace's harness to count its peers'
 //! locks the same way.
 //!

@@ -66,8 +66,7 @@
 //!
 //! The default features are the product: the optimistic and reference
 //! strategies, snapshots and files (always built) and `pinning`, which adds
-//! [`pin_current_thread`](InternedStringDb::pin_current_thread)
-//! (`core_affinity`). The comparison strategies are opt-in features, each
+//! `InternedStringDb::pin_current_thread` (`core_affinity`). The comparison strategies are opt-in features, each
 //! adding its strategy and the crate it is built on (`lock-free` needs
 //! none); `all-strategies` turns on all five. The C ABI
 //! (`include/interned_string_db.h`) is a crate of its own,
