@@ -46,10 +46,13 @@ fn build_and_run(source: &str) -> String {
         .status()
         .expect("running gcc");
     assert!(compiled.success(), "gcc failed on {source}");
-    // From the repository root, where the C tests write their files
-    // (`target/…`).
+    // The C tests write their files under `target/` of the directory they
+    // run in (`tests/c/run.sh` runs them from the repository root): here a
+    // directory of this build's own, wherever the target directory is.
+    let cwd = library.with_file_name(format!("c-{stem}-cwd"));
+    std::fs::create_dir_all(cwd.join("target")).expect("the C test's directory");
     let output = Command::new(&binary)
-        .current_dir(root)
+        .current_dir(&cwd)
         .output()
         .expect("running the C program");
     let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
