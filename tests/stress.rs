@@ -232,11 +232,11 @@ fn stress<S: Strategy>(base_ops: usize) -> Figures {
     figures
 }
 
-/// Each strategy at scale. Copy-on-write (arc-swap) copies an NC's table per
-/// insert: fewer operations there, so that the shared NCs stay small enough
-/// to fill in CI's time.
+/// Each strategy at scale. Copy-on-write (`Strategy::COPY_ON_WRITE`) copies
+/// an NC's table per insert: fewer operations there, so that the shared NCs
+/// stay small enough to fill in CI's time.
 fn stress_at_scale<S: Strategy>() {
-    stress::<S>(if S::NAME == "arc-swap" { 300 } else { 8_000 });
+    stress::<S>(if S::COPY_ON_WRITE { 300 } else { 8_000 });
 }
 
 /// Many threads intern overlapping names into one NC, which starts empty and
@@ -285,7 +285,7 @@ fn one_nc_grows_under_many_threads<S: Strategy>(per_thread: usize) {
 }
 
 fn one_nc_grows<S: Strategy>() {
-    one_nc_grows_under_many_threads::<S>(if S::NAME == "arc-swap" { 1_000 } else { 40_000 });
+    one_nc_grows_under_many_threads::<S>(if S::COPY_ON_WRITE { 1_000 } else { 40_000 });
 }
 
 for_each_strategy!(

@@ -1,17 +1,17 @@
-//! The checked-in C header matches what cbindgen generates from src/ffi/.
-//! `UPDATE_HEADER=1 cargo test --test header` rewrites it.
-
-#![cfg(feature = "capi")]
+//! The checked-in C header matches what cbindgen generates from this crate
+//! (`capi/src/`). `UPDATE_HEADER=1 cargo test -p interned-string-db-capi
+//! --test header` rewrites it.
 
 use std::path::Path;
 
 #[test]
 fn header_is_up_to_date() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let capi = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = capi.parent().expect("the repository root");
     let config = cbindgen::Config::from_file(root.join("cbindgen.toml")).expect("cbindgen.toml");
     let mut generated = Vec::new();
     cbindgen::Builder::new()
-        .with_crate(root)
+        .with_crate(capi)
         .with_config(config)
         .generate()
         .expect("cbindgen generates the header")
@@ -25,6 +25,7 @@ fn header_is_up_to_date() {
     let checked_in = std::fs::read_to_string(&path).unwrap_or_default();
     assert!(
         checked_in == generated,
-        "include/interned_string_db.h is out of date: run `UPDATE_HEADER=1 cargo test --test header`"
+        "include/interned_string_db.h is out of date: run \
+         `UPDATE_HEADER=1 cargo test -p interned-string-db-capi --test header`"
     );
 }

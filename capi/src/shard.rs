@@ -5,14 +5,11 @@
 
 use std::ffi::c_char;
 
-use super::{
+use crate::boundary::{
     export_names, free_c_strings, guard, leak_array, log_error, required_str, status, take_array,
     NRT_STATUS,
 };
-use crate::config::Config;
-use crate::conflict::Conflict;
-use crate::db::InternedStringDb;
-use crate::get_id;
+use interned_string_db::{get_id, Config, Conflict, InternedStringDb};
 
 /// An id → string table (the reference's 48-byte hashbrown shard; here a
 /// one-NC db of the default strategy, internally synchronised). Opaque to C.
@@ -80,7 +77,7 @@ pub unsafe extern "C" fn nrt_interned_string_db_register_entry(
         // SAFETY: the caller's contract on `s`.
         let name = match unsafe { required_str(NAME, s) } {
             Ok(name) => name,
-            Err(e) => return NRT_STATUS::from(&e),
+            Err(status) => return status,
         };
         // SAFETY: the caller's contract on `shard`; shared access only.
         let Some(shard) = (unsafe { shard.as_ref() }) else {

@@ -4,8 +4,8 @@
 use std::ffi::c_char;
 
 use super::db::{live, NrtInternedStringDb};
-use super::{guard, required_str, status, NRT_STATUS};
-use crate::error::{BatchError, Error};
+use crate::boundary::{guard, log_error, required_str, status, NRT_STATUS};
+use interned_string_db::{BatchError, Error};
 
 /// Interns the `count` names of `names` into NC `nc`, in order, writing
 /// their ids to `out_ids[0..count]`: the same ids and effects as calling
@@ -51,6 +51,8 @@ pub unsafe extern "C" fn nrt_interned_string_db_intern_batch(
 }
 
 /// The batch, a step of names at a time; `interned` counts the names done.
+/// Fails with the db's error, not logged yet, or with a status whose reason
+/// is logged already.
 ///
 /// # Safety
 ///
@@ -72,7 +74,7 @@ unsafe fn intern_all(
         return Ok(());
     }
     if names.is_null() || out_ids.is_null() {
-        log::error!("{NAME}: names or out_ids is NULL");
+        log_error(format_args!("{NAME}: names or out_ids is NULL"));
         return Err(Err(NRT_STATUS::NRT_INVALID));
     }
     // SAFETY: `count` readable pointers and `count` writable ids (the
@@ -91,8 +93,8 @@ unsafe fn intern_all(
             // SAFETY: NULL or a valid C string (the caller's contract).
             match unsafe { required_str(NAME, name) } {
                 Ok(name) => step.push(name),
-                Err(error) => {
-                    bad = Some(error);
+                Err(status) => {
+                    bad = Some(status);
                     break;
                 }
             }
@@ -106,8 +108,8 @@ unsafe fn intern_all(
             }
             Err(other) => unreachable!("lengths match: {other}"),
         }
-        if let Some(error) = bad {
-            return Err(Ok(error));
+        if let Some(status) = bad {
+            return Err(Err(status));
         }
     }
     Ok(())

@@ -5,10 +5,8 @@
 use std::ffi::c_char;
 
 use super::shard::InternedDataShard;
-use super::{guard, log_error, required_str, status, NRT_STATUS};
-use crate::config::Config;
-use crate::db::InternedStringDb;
-use crate::snapshot::Snapshot;
+use crate::boundary::{guard, log_error, required_str, status, NRT_STATUS};
+use interned_string_db::{Config, InternedStringDb, Snapshot};
 
 /// A db of N NCs (the default strategy). Opaque to C.
 #[derive(Debug)]
@@ -124,7 +122,11 @@ pub unsafe extern "C" fn nrt_interned_string_db_intern(
             return NRT_STATUS::NRT_INVALID;
         }
         // SAFETY: the caller's contract on `s`.
-        let result = unsafe { required_str(NAME, s) }.and_then(|name| db.intern(nc, name));
+        let name = match unsafe { required_str(NAME, s) } {
+            Ok(name) => name,
+            Err(status) => return status,
+        };
+        let result = db.intern(nc, name);
         if let Ok(id) = result {
             // SAFETY: non-NULL and writable (the caller's contract).
             unsafe { *out_id = id };

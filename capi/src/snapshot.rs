@@ -6,9 +6,8 @@ use std::ffi::c_char;
 
 use super::db::{export_to_shard, live, with_db, NrtInternedStringDb};
 use super::shard::InternedDataShard;
-use super::{guard, required_str, NRT_STATUS};
-use crate::db::InternedStringDb;
-use crate::snapshot::Cursor;
+use crate::boundary::{guard, log_error, required_str, NRT_STATUS};
+use interned_string_db::{Cursor, InternedStringDb};
 
 /// What a sequence of deltas has delivered (see `Cursor`). Opaque to C.
 #[derive(Debug)]
@@ -67,7 +66,7 @@ unsafe fn db_and_cursor<'a>(
     match unsafe { cursor.as_mut() } {
         Some(handle) => Ok((db, &mut handle.cursor)),
         None => {
-            log::error!("{function}: the cursor is NULL");
+            log_error(format_args!("{function}: the cursor is NULL"));
             Err(NRT_STATUS::NRT_INVALID)
         }
     }
@@ -97,7 +96,7 @@ pub unsafe extern "C" fn nrt_interned_string_db_delta(
             Err(status) => return status,
         };
         if out_shard.is_null() {
-            log::error!("{NAME}: out_shard is NULL");
+            log_error(format_args!("{NAME}: out_shard is NULL"));
             return NRT_STATUS::NRT_INVALID;
         }
         // SAFETY: non-NULL and writable (the caller's contract).
@@ -134,7 +133,7 @@ pub unsafe extern "C" fn nrt_interned_string_db_save_delta(
         // SAFETY: the caller's contract on `path`.
         let path = match unsafe { required_str(NAME, path) } {
             Ok(path) => path,
-            Err(e) => return NRT_STATUS::from(&e),
+            Err(status) => return status,
         };
         saved(NAME, path, db.save_delta(cursor, path).map(drop))
     })
@@ -145,7 +144,7 @@ fn saved(function: &str, path: &str, result: std::io::Result<()>) -> NRT_STATUS 
     match result {
         Ok(()) => NRT_STATUS::NRT_SUCCESS,
         Err(e) => {
-            log::error!("{function}: {path}: {e}");
+            log_error(format_args!("{function}: {path}: {e}"));
             NRT_STATUS::NRT_RESOURCE
         }
     }
@@ -170,7 +169,7 @@ pub unsafe extern "C" fn nrt_interned_string_db_save_snapshot(
         // SAFETY: the caller's contract on `path`.
         let path = match unsafe { required_str(NAME, path) } {
             Ok(path) => path,
-            Err(e) => return NRT_STATUS::from(&e),
+            Err(status) => return status,
         };
         saved(NAME, path, db.snapshot().save(path))
     };

@@ -2,15 +2,14 @@
 //! (tests/c/test_c_api.c) and the C example against it, and runs them.
 //! `.ci/run` runs them again under valgrind and AddressSanitizer
 //! (tests/c/run.sh).
-#![cfg(feature = "capi")]
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
-/// `cargo test` builds the library as an rlib only, so the static library is
-/// built here, by the same cargo, into a target directory of its own (no
-/// contention with the outer build's lock): `<target>/c-api/debug`.
+/// The static library is built here, by the same cargo, into a target
+/// directory of its own (no contention with the outer build's lock):
+/// `<target>/c-api/debug`.
 fn static_library() -> &'static Path {
     static LIBRARY: OnceLock<PathBuf> = OnceLock::new();
     LIBRARY.get_or_init(|| {
@@ -19,20 +18,20 @@ fn static_library() -> &'static Path {
         let target = exe.ancestors().nth(3).expect("the target directory");
         let dir = target.join("c-api");
         let built = Command::new(env!("CARGO"))
-            .args(["build", "--quiet", "--lib", "-p", "interned-string-db"])
-            .args(["--features", "capi"])
+            .args(["build", "--quiet", "--lib", "-p", "interned-string-db-capi"])
             .arg("--target-dir")
             .arg(&dir)
             .current_dir(env!("CARGO_MANIFEST_DIR"))
             .status()
             .expect("running cargo");
         assert!(built.success(), "building the static library failed");
-        dir.join("debug/libinterned_string_db.a")
+        dir.join("debug/libinterned_string_db_capi.a")
     })
 }
 
 fn build_and_run(source: &str) -> String {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    // The C sources and the header are at the repository root.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
     let library = static_library();
     let stem = Path::new(source).file_stem().unwrap().to_string_lossy();
     let binary = library.with_file_name(format!("c-{stem}"));
@@ -47,7 +46,13 @@ fn build_and_run(source: &str) -> String {
         .status()
         .expect("running gcc");
     assert!(compiled.success(), "gcc failed on {source}");
+    // The C tests write their files under `target/` of the directory they
+    // run in (`tests/c/run.sh` runs them from the repository root): here a
+    // directory of this build's own, wherever the target directory is.
+    let cwd = library.with_file_name(format!("c-{stem}-cwd"));
+    std::fs::create_dir_all(cwd.join("target")).expect("the C test's directory");
     let output = Command::new(&binary)
+        .current_dir(&cwd)
         .output()
         .expect("running the C program");
     let stdout = String::from_utf8_lossy(&output.stdout).into_owned();

@@ -1,22 +1,12 @@
-//! The C ABI: the reference's six `nrt_interned_string_db_*` shims
-//! ([`shard`]) and a process-level API beyond them ([`db`]).
-//!
-//! Every function catches panics (none may unwind into C) and turns bad input
-//! (NULL, empty, invalid UTF-8, out of range) into a status code or the
-//! documented sentinel, with a logged reason. See `docs/c-api.md`.
-//!
-//! This module and `src/raw/` hold all of the crate's `unsafe` code.
-
-pub mod batch;
-pub mod db;
-pub mod shard;
-pub mod snapshot;
+//! What every function of the C ABI shares: the status codes, the panic
+//! guard, error logging that survives a panicking logger, C strings in, and
+//! arrays handed out to C and taken back.
 
 use std::any::Any;
 use std::ffi::{c_char, CStr, CString};
 use std::panic::{self, AssertUnwindSafe};
 
-use crate::error::Error;
+use interned_string_db::Error;
 
 /// Status codes, as the Neuron runtime defines them.
 #[repr(C)]
@@ -52,7 +42,7 @@ impl From<&Error> for NRT_STATUS {
 /// still returns its status (and the report in [`guard`], outside its
 /// `catch_unwind`, cannot unwind out of an `extern "C"` function, which
 /// aborts).
-fn log_error(message: core::fmt::Arguments<'_>) {
+pub(crate) fn log_error(message: core::fmt::Arguments<'_>) {
     if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(|| log::error!("{message}"))) {
         drop_payload(payload);
     }
@@ -67,7 +57,7 @@ fn drop_payload(payload: Box<dyn Any + Send>) {
 }
 
 /// The status of `result`, logging an error with the function's name.
-fn status<T>(function: &str, result: Result<T, Error>) -> NRT_STATUS {
+pub(crate) fn status<T>(function: &str, result: Result<T, Error>) -> NRT_STATUS {
     match result {
         Ok(_) => NRT_STATUS::NRT_SUCCESS,
         Err(e) => {
@@ -79,7 +69,7 @@ fn status<T>(function: &str, result: Result<T, Error>) -> NRT_STATUS {
 
 /// Runs `body`, turning a panic into `on_panic` (logged) so that it never
 /// unwinds into C, even when the panic came from the logger.
-fn guard<T>(function: &str, on_panic: T, body: impl FnOnce() -> T) -> T {
+pub(crate) fn guard<T>(function: &str, on_panic: T, body: impl FnOnce() -> T) -> T {
     match panic::catch_unwind(AssertUnwindSafe(body)) {
         Ok(value) => value,
         Err(payload) => {
@@ -92,32 +82,36 @@ fn guard<T>(function: &str, on_panic: T, body: impl FnOnce() -> T) -> T {
     }
 }
 
-/// The bytes of a C string that must be non-NULL, non-empty UTF-8.
+/// The bytes of a C string that must be non-NULL, non-empty UTF-8; else
+/// `NRT_INVALID`, with the reason (NULL, empty or not UTF-8) logged here,
+/// once.
 ///
 /// # Safety
 ///
 /// `s` is NULL or points to a NUL-terminated string that stays valid and
 /// unchanged for `'a`.
-unsafe fn required_str<'a>(function: &str, s: *const c_char) -> Result<&'a str, Error> {
-    if s.is_null() {
-        log_error(format_args!("{function}: the string is NULL"));
-        return Err(Error::InvalidUtf8);
-    }
-    // SAFETY: non-NULL, and the caller guarantees a valid C string.
-    let bytes = unsafe { CStr::from_ptr(s) }.to_bytes();
-    if bytes.is_empty() {
-        log_error(format_args!("{function}: the string is empty"));
-        return Err(Error::EmptyString);
-    }
-    core::str::from_utf8(bytes).map_err(|_| {
-        log_error(format_args!("{function}: the input is not valid UTF-8"));
-        Error::InvalidUtf8
-    })
+pub(crate) unsafe fn required_str<'a>(
+    function: &str,
+    s: *const c_char,
+) -> Result<&'a str, NRT_STATUS> {
+    let reason = if s.is_null() {
+        "the string is NULL"
+    } else {
+        // SAFETY: non-NULL, and the caller guarantees a valid C string.
+        let bytes = unsafe { CStr::from_ptr(s) }.to_bytes();
+        match core::str::from_utf8(bytes) {
+            Ok("") => "the string is empty",
+            Ok(name) => return Ok(name),
+            Err(_) => "the input is not valid UTF-8",
+        }
+    };
+    log_error(format_args!("{function}: {reason}"));
+    Err(NRT_STATUS::NRT_INVALID)
 }
 
 /// Leaks `items` as a C array that [`take_array`] frees. An empty array is a
 /// dangling, non-NULL pointer, as the reference's empty `Vec` is.
-fn leak_array<T>(items: Vec<T>) -> *mut T {
+pub(crate) fn leak_array<T>(items: Vec<T>) -> *mut T {
     Box::into_raw(items.into_boxed_slice()).cast::<T>()
 }
 
@@ -127,7 +121,7 @@ fn leak_array<T>(items: Vec<T>) -> *mut T {
 ///
 /// `ptr` and `len` come from one [`leak_array`] call, and the array is not
 /// used afterwards.
-unsafe fn take_array<T>(ptr: *mut T, len: usize) -> Box<[T]> {
+pub(crate) unsafe fn take_array<T>(ptr: *mut T, len: usize) -> Box<[T]> {
     // SAFETY: the caller guarantees a boxed slice of exactly `len` elements.
     unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr, len)) }
 }
@@ -135,7 +129,9 @@ unsafe fn take_array<T>(ptr: *mut T, len: usize) -> Box<[T]> {
 /// Copies each name into a C string, as an array the caller owns (freed by
 /// [`free_c_strings`]); `None`, with nothing allocated, if any name holds a
 /// NUL byte, which C could not see whole.
-fn export_names<'a>(names: impl Iterator<Item = &'a [u8]> + Clone) -> Option<*mut *mut c_char> {
+pub(crate) fn export_names<'a>(
+    names: impl Iterator<Item = &'a [u8]> + Clone,
+) -> Option<*mut *mut c_char> {
     if names.clone().any(|name| name.contains(&0)) {
         return None;
     }
@@ -152,7 +148,7 @@ fn export_names<'a>(names: impl Iterator<Item = &'a [u8]> + Clone) -> Option<*mu
 ///
 /// `names` and `count` come from one [`export_names`] call, and are not used
 /// afterwards.
-unsafe fn free_c_strings(names: *mut *mut c_char, count: usize) {
+pub(crate) unsafe fn free_c_strings(names: *mut *mut c_char, count: usize) {
     // SAFETY: `export_names` made the array with `leak_array`.
     for name in unsafe { take_array(names, count) }.iter() {
         // SAFETY: each element came from `CString::into_raw`.
