@@ -1,6 +1,6 @@
 //! Memory per entry beyond the string bytes, for every strategy and the
 //! peers that can be measured fresh, on synthetic and real vocabularies:
-//! `cargo bench --bench memory [-- CORPUS_FILE...]`.
+//! `cargo bench -p benches --bench memory [-- CORPUS_FILE...]`.
 //!
 //! A counting global allocator measures the live bytes a 256-NC db (or a
 //! peer's table) holds after all names are interned on one NC, less the
