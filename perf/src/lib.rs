@@ -5,6 +5,7 @@
 
 pub mod cell;
 pub mod peers;
+pub mod plot;
 pub mod report;
 pub mod rusage;
 pub mod subjects;
