@@ -5,8 +5,7 @@
 //! loom models, the benches and the harness expand from the list. What they
 //! size differently per strategy is a property of the strategy
 //! ([`Strategy::COPY_ON_WRITE`](super::Strategy::COPY_ON_WRITE)), which the
-//! tests read; `perf/src/subjects.rs` and `benches/snapshot.rs` still match
-//! `arc-swap`'s name, until they read the property too.
+//! tests, the benches and the harness read.
 //!
 //! `__for_each_strategy!(callback { args })` expands to
 //! `callback! { { args } module: Type, ... }`: a module name and the
