@@ -485,7 +485,9 @@ impl<S: Strategy> InternedStringDb<S> {
     ///   reported as conflicts, in the delta that meets them.
     /// * The deltas delivered to a new cursor add up to a snapshot taken at
     ///   the same moment, when nothing interns meanwhile; while interning goes
-    ///   on, each entry arrives whole, in this delta or a later one.
+    ///   on, each entry arrives whole, in this delta or a later one, and each
+    ///   conflict a shard records comes once, in the delta that delivers its
+    ///   id or a later one.
     /// * A closed NC is skipped and keeps its place: once reopened, its
     ///   undelivered entries come in the next delta.
     /// * [`Snapshot::conflicts_dropped`] counts the conflicts the NCs visited

@@ -48,6 +48,10 @@ pub(crate) struct Place {
     conflicts: usize,
     /// Its count of conflicts dropped past its budget, as last reported.
     dropped: u64,
+    /// Conflicts read from its log under an id not delivered then (the
+    /// entry was inserted after the walk that preceded the read): each is
+    /// reported by the delta that delivers its id.
+    pending: Vec<Conflict>,
 }
 
 /// Bytes met under an id already delivered, to compare with the bytes
@@ -87,6 +91,7 @@ impl Cursor {
         let mut builder =
             Builder::with_capacity(fresh, totals.bytes / totals.entries.max(1) * fresh);
         let mut contested = Contested::new();
+        let mut visited = vec![false; contexts.len()];
         {
             let _held = hold();
             let Cursor {
@@ -105,14 +110,15 @@ impl Cursor {
                             }
                         });
                 let Some(reached) = walked else { continue };
+                visited[nc] = true;
                 place.entries = reached;
+                // The log is read after the walk: a conflict in it may be of
+                // an entry inserted since. It waits in `pending` until its id
+                // is delivered, below or in a later delta.
                 let mut at = 0;
                 ctx.conflicts.for_each(|c| {
                     if at >= place.conflicts {
-                        if let Some(&from) = delivered.get(&c.id) {
-                            contested.push((c.id, from as usize, c.kept.into()));
-                            contested.push((c.id, from as usize, c.rejected.into()));
-                        }
+                        place.pending.push(c.to_conflict());
                     }
                     at += 1;
                 });
@@ -120,6 +126,19 @@ impl Cursor {
                 let now = ctx.conflicts.dropped();
                 builder.add_conflicts_dropped(now.saturating_sub(place.dropped));
                 place.dropped = now;
+            }
+        }
+        // Every NC walked is delivered now: the pending conflicts whose id is
+        // delivered are compared with the delivered bytes, once.
+        for (place, _) in self.places.iter_mut().zip(&visited).filter(|(_, v)| **v) {
+            for c in core::mem::take(&mut place.pending) {
+                match self.delivered.get(&c.id) {
+                    Some(&from) => {
+                        contested.push((c.id, from as usize, c.kept));
+                        contested.push((c.id, from as usize, c.rejected));
+                    }
+                    None => place.pending.push(c),
+                }
             }
         }
         for (id, from, rejected) in contested {
