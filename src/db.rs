@@ -520,7 +520,7 @@ impl<S: Strategy> InternedStringDb<S> {
         cursor: &mut Cursor,
         path: impl AsRef<std::path::Path>,
     ) -> std::io::Result<Snapshot> {
-        let mark = cursor.mark();
+        let mark = cursor.mark(self.generation, self.ncs());
         let delta = self.delta(cursor);
         match delta.save(path) {
             Ok(()) => Ok(delta),

@@ -308,6 +308,42 @@ fn conflicts_recorded_during_a_delta_are_not_lost<S: Strategy>() {
     assert_eq!(reported, names, "{}: each conflict reported once", S::NAME);
 }
 
+/// A delta that cannot be saved on another db (where the cursor starts
+/// over) leaves the cursor as it was: back on its own db, it delivers no id
+/// twice and reports conflicts against what it delivered.
+fn failed_save_on_another_db_keeps_the_cursor<S: Strategy>() {
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("delta-other-db-{}", S::NAME));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let missing = dir.join("no such directory").join("delta");
+    let db = db::<S>(2);
+    let mut cursor = Cursor::new();
+    db.intern(0, "a").unwrap();
+    db.register(0, 5, b"five").unwrap();
+    assert_eq!(db.delta(&mut cursor).len(), 2);
+    let other = self::db::<S>(3);
+    other.intern(2, "b").unwrap();
+    assert!(other.save_delta(&mut cursor, &missing).is_err());
+    assert!(!missing.exists());
+    assert_eq!(cursor.delivered(), 2, "the delivered ids are kept");
+    db.intern(1, "a").unwrap(); // delivered already, from NC 0
+    db.intern(1, "c").unwrap();
+    db.register(1, 5, b"cinq").unwrap();
+    let delta = db.delta(&mut cursor);
+    let names: Vec<&[u8]> = delta.iter().map(|(_, b)| b).collect();
+    assert_eq!(names, [&b"c"[..]], "only the new name");
+    let conflict = Conflict {
+        id: 5,
+        kept: b"five"[..].into(),
+        rejected: b"cinq"[..].into(),
+    };
+    assert_eq!(delta.conflicts(), [conflict]);
+    assert_eq!(cursor.delivered(), 3);
+    // On the other db, the cursor still starts over.
+    assert_eq!(other.delta(&mut cursor.clone()).len(), 1);
+}
+
 for_each_strategy!(
     first_delta_is_the_snapshot,
     deltas_add_up_to_the_snapshot,
@@ -318,4 +354,5 @@ for_each_strategy!(
     stale_cursor_starts_over,
     deltas_while_interning_and_closing,
     conflicts_recorded_during_a_delta_are_not_lost,
+    failed_save_on_another_db_keeps_the_cursor,
 );

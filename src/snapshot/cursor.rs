@@ -152,24 +152,33 @@ impl Cursor {
         builder.finish()
     }
 
-    /// Where the cursor is, to [`rewind`](Self::rewind) to.
-    pub(crate) fn mark(&self) -> Mark {
-        Mark {
-            generation: self.generation,
-            places: self.places.clone(),
+    /// Where the cursor is before a delta of a db of `ncs` NCs in
+    /// `generation`, to [`rewind`](Self::rewind) to if the delta is lost.
+    /// If that delta would start over (the cursor is another db's, or from
+    /// before a reset), the mark takes the whole state, which starting over
+    /// would discard, and leaves the cursor new.
+    pub(crate) fn mark(&mut self, generation: u64, ncs: usize) -> Mark {
+        if self.generation != generation || self.places.len() != ncs {
+            Mark::Whole(core::mem::take(self))
+        } else {
+            Mark::Places(self.places.clone())
         }
     }
 
-    /// Undoes the delta delivered since `mark` (`delta`), so that the next
-    /// delta delivers its entries again.
+    /// Undoes the delta taken since `mark` (`delta`, which was lost): the
+    /// cursor is as it was before it, so the next delta delivers its
+    /// entries and conflicts again.
     pub(crate) fn rewind(&mut self, mark: Mark, delta: &Snapshot) {
-        for (id, _) in delta {
-            self.delivered.remove(&id);
+        match mark {
+            Mark::Whole(before) => *self = before,
+            Mark::Places(places) => {
+                // The delta's ids are exactly those it added to `delivered`.
+                for (id, _) in delta {
+                    self.delivered.remove(&id);
+                }
+                self.places = places;
+            }
         }
-        // Positions from another generation (the delta started over): the
-        // next delta starts over again, from an empty `delivered`.
-        self.generation = mark.generation;
-        self.places = mark.places;
     }
 
     /// Starts over for a db of `ncs` NCs in generation `generation`.
@@ -182,9 +191,13 @@ impl Cursor {
     }
 }
 
-/// A cursor's positions, to rewind it to when a delta is lost (not saved).
+/// A cursor's state before a delta, to rewind it to when the delta is lost
+/// (not saved).
 #[derive(Debug)]
-pub(crate) struct Mark {
-    generation: u64,
-    places: Vec<Place>,
+pub(crate) enum Mark {
+    /// The delta started over: the whole state before it.
+    Whole(Cursor),
+    /// The places before it; the delta's ids are taken out of the delivered
+    /// set by [`Cursor::rewind`].
+    Places(Vec<Place>),
 }
