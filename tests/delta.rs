@@ -93,6 +93,15 @@ fn new_conflicts_are_reported_once<S: Strategy>() {
         [(9, &b"nine"[..], &b"neuf"[..]), (9, b"nine", b"nueve")]
     );
     assert!(db.delta(&mut cursor).conflicts().is_empty());
+    // NC 2's log now contests its "neuf": only the new bytes are new (its
+    // "neuf" was reported against "nine" already).
+    db.register(2, 9, b"nove").unwrap();
+    let conflicts = db.delta(&mut cursor).conflicts().to_vec();
+    let got: Vec<(u64, &[u8], &[u8])> = conflicts
+        .iter()
+        .map(|c| (c.id, &*c.kept, &*c.rejected))
+        .collect();
+    assert_eq!(got, [(9, &b"nine"[..], &b"nove"[..])]);
 }
 
 /// A delta counts the conflicts dropped past the budget since the cursor's

@@ -129,14 +129,14 @@ impl Cursor {
             }
         }
         // Every NC walked is delivered now: the pending conflicts whose id is
-        // delivered are compared with the delivered bytes, once.
+        // delivered are compared with the delivered bytes, once. Only the
+        // rejected bytes: the kept ones are the NC's entry, which its walk
+        // compares (when it meets it, in this delta or another), so
+        // comparing them here too would report that conflict twice.
         for (place, _) in self.places.iter_mut().zip(&visited).filter(|(_, v)| **v) {
             for c in core::mem::take(&mut place.pending) {
                 match self.delivered.get(&c.id) {
-                    Some(&from) => {
-                        contested.push((c.id, from as usize, c.kept));
-                        contested.push((c.id, from as usize, c.rejected));
-                    }
+                    Some(&from) => contested.push((c.id, from as usize, c.rejected)),
                     None => place.pending.push(c),
                 }
             }

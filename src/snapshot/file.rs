@@ -80,7 +80,8 @@ pub enum LoadProblem {
     /// Memory for what the file holds could not be allocated: it was read
     /// as far as the offset, with memory growing as the data arrived.
     OutOfMemory {
-        /// The size of the allocation refused, in bytes.
+        /// The bytes asked for, beyond those already held, that could not
+        /// be allocated.
         bytes: usize,
     },
 }
