@@ -4,7 +4,7 @@
 //!
 //! Hits run on the synthetic vocabulary and, with `CORPUS=FILE[,FILE...]`
 //! (one name per line; `perf/corpus.sh` makes some), on each real one:
-//! `CORPUS=target/corpus/paths.txt cargo bench --bench intern`.
+//! `CORPUS=target/corpus/paths.txt cargo bench -p benches --bench intern`.
 //! `optimistic-batch` is `intern_batch` fed 64 names at a time.
 
 use std::hint::black_box;
@@ -101,7 +101,7 @@ fn misses(c: &mut Criterion) {
     group.throughput(Throughput::Elements(OPS as u64));
     for &subject in SubjectName::all() {
         if subject.skips_misses() {
-            continue; // quadratic to fill (arc-swap), or never empty (ustr)
+            continue; // quadratic to fill (copy-on-write), or never empty (ustr)
         }
         group.bench_function(subject.name(), |b| {
             b.iter_custom(|iters| {

@@ -1,6 +1,6 @@
 //! Memory per entry beyond the string bytes, for every strategy and the
 //! peers that can be measured fresh, on synthetic and real vocabularies:
-//! `cargo bench --bench memory [-- CORPUS_FILE...]`.
+//! `cargo bench -p benches --bench memory [-- CORPUS_FILE...]`.
 //!
 //! A counting global allocator measures the live bytes a 256-NC db (or a
 //! peer's table) holds after all names are interned on one NC, less the
@@ -101,29 +101,46 @@ fn main() {
             Err(e) => eprintln!("memory: skipping {path}: {e}"),
         }
     }
-    println!("bytes per entry beyond the string bytes (a 256-NC db, every name on NC 0)");
-    print!("{:<12} {:>9} {:>6}", "vocabulary", "entries", "mean B");
-    for s in SubjectName::all().iter().filter(|s| measured(**s)) {
-        print!(" {:>14.14}", s.name());
-    }
-    println!();
+    // One column per (vocabulary, size), one row per subject: the names
+    // stay whole however many subjects there are.
+    let mut columns: Vec<(String, usize, f64, &[String])> = Vec::new();
     for v in &vocabularies {
         for n in [10_000, 100_000, 1_000_000] {
-            if v.names.len() < n {
-                continue;
+            if v.names.len() >= n {
+                let names = &v.names[..n];
+                let mean = names.iter().map(String::len).sum::<usize>() as f64 / n as f64;
+                columns.push((v.name.clone(), n, mean, names));
             }
-            let names = &v.names[..n];
-            let mean = names.iter().map(String::len).sum::<usize>() as f64 / n as f64;
-            print!("{:<12} {n:>9} {mean:>6.1}", v.name);
-            for &s in SubjectName::all().iter().filter(|s| measured(**s)) {
+        }
+    }
+    println!("bytes per entry beyond the string bytes (a 256-NC db, every name on NC 0)");
+    let row = |label: &str, cells: Vec<String>| {
+        println!(
+            "{label:<24}{}",
+            cells
+                .iter()
+                .map(|c| format!(" {c:>11}"))
+                .collect::<String>()
+        );
+    };
+    row("vocabulary", columns.iter().map(|c| c.0.clone()).collect());
+    row("entries", columns.iter().map(|c| c.1.to_string()).collect());
+    row(
+        "mean bytes per name",
+        columns.iter().map(|c| format!("{:.1}", c.2)).collect(),
+    );
+    for &s in SubjectName::all().iter().filter(|s| measured(**s)) {
+        let cells = columns
+            .iter()
+            .map(|&(_, n, _, names)| {
                 // Copy-on-write is quadratic to fill: small sizes only.
                 if s.skips_vocabulary(n) {
-                    print!(" {:>14}", "-");
-                    continue;
+                    "-".into()
+                } else {
+                    format!("{:.1}", measure(s, names))
                 }
-                print!(" {:>14.1}", measure(s, names));
-            }
-            println!();
-        }
+            })
+            .collect();
+        row(s.name(), cells);
     }
 }

@@ -156,7 +156,7 @@ fn snapshot(c: &mut Criterion) {
             $(
                 // Copy-on-write is quadratic to fill: 10^6 entries would
                 // take hours.
-                let sizes = if <$strategy as Strategy>::NAME == "arc-swap" {
+                let sizes = if perf::subjects::copies_on_write(<$strategy as Strategy>::NAME) {
                     &all[..2]
                 } else {
                     &all[..]

@@ -5,7 +5,7 @@
 #
 #   perf/corpus.sh
 #   cargo run --release -p perf -- --corpus target/corpus/symbols.txt,target/corpus/paths.txt
-#   cargo bench --bench memory -- target/corpus/symbols.txt
+#   cargo bench -p benches --bench memory -- target/corpus/symbols.txt
 #
 # symbols.txt: the demangled names of the symbols that the shared libraries
 #   under /usr/lib and the Rust toolchain export (C, C++ and Rust names; on

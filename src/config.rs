@@ -87,11 +87,12 @@ impl Config {
         self
     }
 
-    /// **Testing only.** Narrows the ids this db computes to
-    /// `((get_id(bytes) - 1) & mask) + 1`, so that tests can produce id
-    /// collisions on demand (real 50-bit collisions are rare). A db built
-    /// with a narrowed mask is not compatible with [`get_id`].
-    #[doc(hidden)]
+    /// **Testing only** (feature `test-util`, for this workspace's tests).
+    /// Narrows the ids this db computes to `((get_id(bytes) - 1) & mask) +
+    /// 1`, so that tests can produce id collisions on demand (real 50-bit
+    /// collisions are rare). A db built with a narrowed mask is not
+    /// compatible with [`get_id`](crate::get_id).
+    #[cfg(feature = "test-util")]
     pub fn narrow_id_mask_for_tests(mut self, mask: u64) -> Self {
         self.id_mask = mask & ID_MASK;
         self

@@ -23,8 +23,8 @@ pub struct Conflict {
 
 /// Bytes of bookkeeping charged to the budget for each stored string (a
 /// rejected one, or an id's kept one), beside the string's own length: a
-/// 40-byte list slot and a table slot, each up to twice over while their
-/// vectors grow by doubling. `tests/memory.rs` checks that the log's measured
+/// 32-byte list slot (on 64-bit targets; a unit test checks it) and a table
+/// slot, each up to twice over while their vectors grow by doubling. `tests/memory.rs` checks that the log's measured
 /// heap stays within the budget, for long strings and short.
 pub(crate) const RECORD_OVERHEAD: usize = 128;
 
@@ -191,5 +191,15 @@ impl ConflictLog {
     /// Forgets every conflict, and the dropped count.
     pub(crate) fn clear(&mut self) {
         *sync::lock(&self.inner) = None;
+    }
+}
+
+#[cfg(all(test, target_pointer_width = "64"))]
+mod tests {
+    /// The list slot that [`RECORD_OVERHEAD`](super::RECORD_OVERHEAD)
+    /// counts: an id, a position and a boxed slice.
+    #[test]
+    fn a_list_slot_is_32_bytes() {
+        assert_eq!(size_of::<super::StoredConflict>(), 32);
     }
 }

@@ -8,7 +8,12 @@
 //! traffic (a shared counter would create the very contention it measures).
 //! The optimistic strategy's hit path takes no lock, so it never counts.
 //! Lock-free code counts its failed compare-and-swaps instead
-//! ([`record_cas_retry`]).
+//! ([`Contention::cas_retries`]).
+//!
+//! Reading the counters ([`current`], [`reset`]) is public API; the
+//! recording is the crate's own, except `record_blocked` with the
+//! `test-util` feature, for the workspace's harness to count its peers'
+//! locks the same way.
 //!
 //! ```
 //! use interned_string_db::contention;
@@ -58,10 +63,19 @@ pub fn reset() {
 }
 
 /// Runs `acquire` (a blocking lock acquisition whose try just failed),
-/// counting the failure and the time blocked. Also usable by callers that
-/// instrument their own locks the same way (the perf harness's peers).
-#[inline(never)]
+/// counting the failure and the time blocked, as the crate does for its own
+/// locks. Feature `test-util`: for the perf harness, which instruments its
+/// peers' locks the same way.
+#[cfg(feature = "test-util")]
+#[inline]
 pub fn record_blocked<T>(acquire: impl FnOnce() -> T) -> T {
+    blocked(acquire)
+}
+
+/// Runs `acquire` (a blocking lock acquisition whose try just failed),
+/// counting the failure and the time blocked.
+#[inline(never)]
+pub(crate) fn blocked<T>(acquire: impl FnOnce() -> T) -> T {
     let start = Instant::now();
     let guard = acquire();
     let waited = start.elapsed().as_nanos() as u64;
@@ -77,7 +91,7 @@ pub fn record_blocked<T>(acquire: impl FnOnce() -> T) -> T {
 /// Counts one failed compare-and-swap on this thread. Called only on the
 /// failure branch, so a CAS that succeeds first time pays nothing.
 #[inline]
-pub fn record_cas_retry() {
+pub(crate) fn record_cas_retry() {
     COUNTERS.with(|c| {
         let mut now = c.get();
         now.cas_retries += 1;

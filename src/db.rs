@@ -7,7 +7,7 @@ use crate::config::Config;
 use crate::conflict::Conflict;
 use crate::error::{BatchError, Error};
 use crate::id::get_id;
-use crate::nc::NcContext;
+use crate::nc::{self, NcContext};
 use crate::snapshot::{Builder, Cursor, Snapshot};
 use crate::strategy::imp::{IdSource, Refusal, Shard};
 use crate::strategy::{DefaultStrategy, Registered, Strategy};
@@ -460,11 +460,10 @@ impl<S: Strategy> InternedStringDb<S> {
     pub fn snapshot(&self) -> Snapshot {
         // Sized from the counters (exact when nothing interns): staging
         // then never regrows, which would copy everything again.
-        let entries = self.total_entries();
-        let bytes = (0..self.ncs()).map(|nc| self.nc_bytes(nc)).sum();
-        let mut builder = Builder::with_capacity(entries, bytes);
+        let totals = nc::totals(&self.contexts);
+        let mut builder = Builder::with_capacity(totals.entries, totals.bytes);
         {
-            let _global = <S::Shard as Shard>::GLOBAL_MERGE_LOCK.then(|| sync::read(&self.global));
+            let _global = self.merge_guard();
             for ctx in self.contexts.iter() {
                 let visited = ctx
                     .shard
@@ -479,6 +478,12 @@ impl<S: Strategy> InternedStringDb<S> {
         builder.finish()
     }
 
+    /// Under the reference protocol, the global lock for read, held across
+    /// a whole-array merge (a snapshot's or a delta's walks).
+    fn merge_guard(&self) -> Option<sync::RwLockReadGuard<'_, ()>> {
+        <S::Shard as Shard>::GLOBAL_MERGE_LOCK.then(|| sync::read(&self.global))
+    }
+
     /// The entries of open NCs that `cursor` has not delivered yet, and the
     /// conflicts newly seen; advances `cursor`.
     ///
@@ -488,7 +493,9 @@ impl<S: Strategy> InternedStringDb<S> {
     ///   reported as conflicts, in the delta that meets them.
     /// * The deltas delivered to a new cursor add up to a snapshot taken at
     ///   the same moment, when nothing interns meanwhile; while interning goes
-    ///   on, each entry arrives whole, in this delta or a later one.
+    ///   on, each entry arrives whole, in this delta or a later one, and each
+    ///   conflict a shard records comes once, in the delta that delivers its
+    ///   id or a later one.
     /// * A closed NC is skipped and keeps its place: once reopened, its
     ///   undelivered entries come in the next delta.
     /// * [`Snapshot::conflicts_dropped`] counts the conflicts the NCs visited
@@ -500,67 +507,7 @@ impl<S: Strategy> InternedStringDb<S> {
     ///
     /// The cost is in proportion to the new entries, plus a visit per NC.
     pub fn delta(&self, cursor: &mut Cursor) -> Snapshot {
-        if cursor.generation != self.generation || cursor.entries.len() != self.ncs() {
-            cursor.start_over(self.generation, self.ncs());
-        }
-        // About the undelivered entries (duplicates across NCs included).
-        let entries = self.total_entries();
-        let fresh = entries.saturating_sub(cursor.delivered());
-        let bytes: usize = (0..self.ncs()).map(|nc| self.nc_bytes(nc)).sum();
-        let mut builder = Builder::with_capacity(fresh, bytes / entries.max(1) * fresh);
-        // Bytes met under an id delivered from another NC (`from`), or by a
-        // shard's conflict log: compared once every shard is released, since
-        // looking into another NC while one is being walked would nest NC
-        // locks.
-        let mut contested: Vec<(u64, usize, Box<[u8]>)> = Vec::new();
-        {
-            let _global = <S::Shard as Shard>::GLOBAL_MERGE_LOCK.then(|| sync::read(&self.global));
-            let Cursor {
-                entries,
-                conflicts,
-                dropped,
-                delivered,
-                ..
-            } = cursor;
-            for (nc, ctx) in self.contexts.iter().enumerate() {
-                let visited =
-                    ctx.shard
-                        .visit_since(entries[nc], |id, bytes| match delivered.entry(id) {
-                            hashbrown::hash_map::Entry::Vacant(slot) => {
-                                slot.insert(nc as u32);
-                                builder.push(id, bytes);
-                            }
-                            hashbrown::hash_map::Entry::Occupied(from) => {
-                                contested.push((id, *from.get() as usize, bytes.into()));
-                            }
-                        });
-                let Some(reached) = visited else { continue };
-                entries[nc] = reached;
-                let mut at = 0;
-                ctx.conflicts.for_each(|c| {
-                    if at >= conflicts[nc] {
-                        if let Some(&from) = delivered.get(&c.id) {
-                            contested.push((c.id, from as usize, c.kept.into()));
-                            contested.push((c.id, from as usize, c.rejected.into()));
-                        }
-                    }
-                    at += 1;
-                });
-                conflicts[nc] = at;
-                let now = ctx.conflicts.dropped();
-                builder.add_conflicts_dropped(now.saturating_sub(dropped[nc]));
-                dropped[nc] = now;
-            }
-        }
-        for (id, from, rejected) in contested {
-            let kept = self.contexts[from]
-                .shard
-                .with_entry(id, |kept| (*kept != *rejected).then(|| Box::from(kept)));
-            if let Some(Some(kept)) = kept {
-                builder.add_conflict(Conflict { id, kept, rejected });
-            }
-        }
-        builder.finish()
+        cursor.delta(self.generation, &self.contexts, || self.merge_guard())
     }
 
     /// Saves the [`delta`](Self::delta) for `cursor` to `path`, atomically
@@ -581,12 +528,12 @@ impl<S: Strategy> InternedStringDb<S> {
         cursor: &mut Cursor,
         path: impl AsRef<std::path::Path>,
     ) -> std::io::Result<Snapshot> {
-        let mark = cursor.mark();
+        let mark = cursor.mark(self.generation, self.ncs());
         let delta = self.delta(cursor);
         match delta.save(path) {
             Ok(()) => Ok(delta),
             Err(e) => {
-                cursor.rewind(mark, delta.iter().map(|(id, _)| id));
+                cursor.rewind(mark, &delta);
                 Err(e)
             }
         }

@@ -46,9 +46,11 @@
 //! * [`RwLockStrategy`]: the reference's protocol, faithfully: a futex
 //!   `RwLock` per NC, taken for write on every intern (hit or miss) and for
 //!   read by the merge, under a global `RwLock` taken for read across the
-//!   merge. The compatibility mode, and the oracle the other strategies are
-//!   tested against: every behavioural test runs against every strategy.
-//! * `LockFreeStrategy` (feature `lock-free`, on by default): no lock on any
+//!   merge. The compatibility mode, and the reference protocol: every
+//!   behavioural test runs against every strategy, and
+//!   `tests/differential.rs` compares each of the others against it, answer
+//!   by answer.
+//! * `LockFreeStrategy` (feature `lock-free`): no lock on any
 //!   path, misses included: an insert is a compare-and-swap of the entry into
 //!   an id-keyed table, which its inserters grow cooperatively; hits and
 //!   `resolve` are acquire loads. The tables a growth leaves behind are freed
@@ -57,18 +59,19 @@
 //!   `ParkingLotStrategy` (feature `parking-lot`): the same protocol on
 //!   crossbeam's reader-scalable `ShardedLock` and on `parking_lot::RwLock`,
 //!   so the benchmarks compare lock implementations and nothing else.
-//! * [`DashMapStrategy`] and [`ArcSwapStrategy`] (features `dashmap` and
+//! * `DashMapStrategy` and `ArcSwapStrategy` (features `dashmap` and
 //!   `arc-swap`): a `DashMap` per NC, and a copy-on-write map per NC behind
 //!   `arc-swap`; for comparison in the benchmarks (`docs/benchmarks.md` says
 //!   when each strategy wins, with the contention counters that explain it).
 //!
-//! Every optional strategy is a Cargo feature, on by default;
-//! `default-features = false` leaves the optimistic and reference
-//! strategies. The C ABI (module `ffi`, `include/interned_string_db.h`) is the
-//! `capi` feature, off for Rust dependents (two versions of this crate in one
-//! program must not export the same C symbols) and on for builds at this
-//! repository's root; `pinning` (on by default) adds
-//! [`pin_current_thread`](InternedStringDb::pin_current_thread).
+//! The default features are the product: the optimistic and reference
+//! strategies, snapshots and files (always built) and `pinning`, which adds
+//! `InternedStringDb::pin_current_thread` (`core_affinity`). The comparison strategies are opt-in features, each
+//! adding its strategy and the crate it is built on (`lock-free` needs
+//! none); `all-strategies` turns on all five. The C ABI
+//! (`include/interned_string_db.h`) is a crate of its own,
+//! `interned-string-db-capi` (`capi/` in the repository), built on this
+//! crate's public API.
 //!
 //! ```
 //! use interned_string_db::{Config, InternedStringDb, RwLockStrategy};
@@ -107,8 +110,9 @@
 //!
 //! # Safety and correctness
 //!
-//! All `unsafe` code outside the C ABI is in one module (`src/raw/`), each
-//! block with its argument, checked by Miri. The protocols of our own code
+//! All of this crate's `unsafe` code is in one module (`src/raw/`), each
+//! block with its argument, checked by Miri: the crate root denies
+//! `unsafe_code`, and only that module allows it. The protocols of our own code
 //! have loom models (`loom-tests/`: the optimistic and lock-free shards, the
 //! reference protocol's lock nesting, snapshots and deltas racing interns),
 //! built by swapping the crate's atomics and locks through one module
@@ -135,20 +139,20 @@
 //! `cargo run --release -p perf`). Per-thread contention is counted
 //! in-process ([`contention`]).
 
-#![deny(unsafe_op_in_unsafe_fn, missing_docs)]
+#![deny(unsafe_code, unsafe_op_in_unsafe_fn, missing_docs)]
 
 mod config;
 mod conflict;
 pub mod contention;
 mod db;
 mod error;
-#[cfg(feature = "capi")]
-pub mod ffi;
 #[cfg(not(interner_loom))]
 mod global;
 mod handle;
 mod id;
 mod nc;
+// All of the crate's other `unsafe` code, each block with its argument.
+#[allow(unsafe_code)]
 mod raw;
 mod snapshot;
 #[cfg(not(interner_loom))]

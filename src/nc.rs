@@ -1,7 +1,7 @@
 //! One NeuronCore's context: its shard and the conflicts it has seen.
 
 use crate::conflict::ConflictLog;
-use crate::strategy::imp::{Refusal, Shard, ShardConfig};
+use crate::strategy::imp::{Refusal, Shard, ShardConfig, ShardStats};
 use crate::strategy::Strategy;
 
 /// One NC's slice of the db (the reference's `CONTEXTS[nc]`, less the trace
@@ -21,4 +21,16 @@ impl<S: Strategy> NcContext<S> {
             conflicts: ConflictLog::new(conflict_budget),
         })
     }
+}
+
+/// Entries and bytes summed over `contexts`, in one pass (a string held by
+/// two NCs counts twice): what a snapshot or a delta of them is sized from.
+pub(crate) fn totals<S: Strategy>(contexts: &[NcContext<S>]) -> ShardStats {
+    contexts
+        .iter()
+        .map(|ctx| ctx.shard.stats())
+        .fold(ShardStats::default(), |sum, nc| ShardStats {
+            entries: sum.entries + nc.entries,
+            bytes: sum.bytes + nc.bytes,
+        })
 }

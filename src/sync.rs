@@ -70,7 +70,7 @@ pub(crate) fn acquire<G>(
         Ok(guard) => guard,
         Err(std::sync::TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
         Err(std::sync::TryLockError::WouldBlock) => {
-            crate::contention::record_blocked(|| recover(acquire()))
+            crate::contention::blocked(|| recover(acquire()))
         }
     }
 }
@@ -93,7 +93,7 @@ pub(crate) fn acquire_unpoisoned<G>(
     try_acquire: impl FnOnce() -> Option<G>,
     acquire: impl FnOnce() -> G,
 ) -> G {
-    try_acquire().unwrap_or_else(|| crate::contention::record_blocked(acquire))
+    try_acquire().unwrap_or_else(|| crate::contention::blocked(acquire))
 }
 
 /// Takes a mutex, recovering from poisoning (see [`read`]).

@@ -26,11 +26,7 @@ fn inverse(a: u64) -> u64 {
 fn crafted_ids_register_in_linear_time<S: Strategy>() {
     // Copy-on-write copies the map on every insert, whatever the ids: it is
     // quadratic to fill by design, so it gets fewer.
-    let n: u64 = if S::NAME == "arc-swap" {
-        3_000
-    } else {
-        100_000
-    };
+    let n: u64 = if S::COPY_ON_WRITE { 3_000 } else { 100_000 };
     let inv = inverse(0x9E37_79B9_7F4A_7C15);
     assert_eq!(inv.wrapping_mul(0x9E37_79B9_7F4A_7C15), 1);
     let (done, finished) = mpsc::channel();

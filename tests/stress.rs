@@ -78,6 +78,29 @@ struct Figures {
     lost: usize,
 }
 
+/// Losses described in full, for the failure message (the first few).
+const DESCRIBED: usize = 20;
+
+/// What a snapshot lacks: the id, the NC, which snapshot, what it held
+/// instead, and the intern that had returned (its thread, its operation and
+/// its answer).
+fn describe_loss(
+    snapshot: &str,
+    held: Option<&[u8]>,
+    (t, i): (usize, usize),
+    (name, nc): (&str, usize),
+) -> String {
+    let id = get_id(name.as_bytes());
+    let held = match held {
+        None => "nothing".to_owned(),
+        Some(other) => format!("{:?}", String::from_utf8_lossy(other)),
+    };
+    format!(
+        "{snapshot} lacks id {id} (NC {nc}): it holds {held} under it, but worker {t}'s \
+         operation {i}, intern({nc}, {name:?}), had returned Ok({id}) before it began"
+    )
+}
+
 fn stress<S: Strategy>(base_ops: usize) -> Figures {
     let ops = ops_per_thread(base_ops);
     let db: Arc<InternedStringDb<S>> =
@@ -126,6 +149,14 @@ fn stress<S: Strategy>(base_ops: usize) -> Figures {
     };
 
     let mut figures = Figures::default();
+    let mut losses: Vec<String> = Vec::new();
+    let mut lose = |figures: &mut Figures, loss: String| {
+        figures.lost += 1;
+        eprintln!("stress ({}): {loss}", S::NAME);
+        if losses.len() < DESCRIBED {
+            losses.push(loss);
+        }
+    };
     std::thread::scope(|scope| {
         for t in 0..THREADS {
             let (db, workers, rounds) = (&db, &workers, &rounds);
@@ -175,10 +206,12 @@ fn stress<S: Strategy>(base_ops: usize) -> Figures {
                         continue;
                     }
                     figures.snapshot_checks += 1;
-                    if snapshot.get(get_id(name.as_bytes())) != Some(name.as_bytes()) {
-                        figures.lost += 1;
-                        eprintln!(
-                            "snapshot {round} lost {name:?} (NC {nc}), interned before it began"
+                    let held = snapshot.get(get_id(name.as_bytes()));
+                    if held != Some(name.as_bytes()) {
+                        let which = format!("snapshot {round} (counting from 0, mid-run)");
+                        lose(
+                            &mut figures,
+                            describe_loss(&which, held, (t, i), (&name, nc)),
                         );
                     }
                 }
@@ -214,10 +247,17 @@ fn stress<S: Strategy>(base_ops: usize) -> Figures {
             match w.status[i].load(Ordering::Relaxed) {
                 STORED => {
                     figures.stored += 1;
-                    let (name, _) = op(t, i);
-                    if last.get(get_id(name.as_bytes())) != Some(name.as_bytes()) {
-                        figures.lost += 1;
-                        eprintln!("final snapshot lost {name:?}");
+                    let (name, nc) = op(t, i);
+                    let held = last.get(get_id(name.as_bytes()));
+                    if held != Some(name.as_bytes()) {
+                        let which = format!(
+                            "the final snapshot (snapshot {}, every NC open)",
+                            figures.snapshots - 1
+                        );
+                        lose(
+                            &mut figures,
+                            describe_loss(&which, held, (t, i), (&name, nc)),
+                        );
                     }
                 }
                 REFUSED => figures.refused_closed += 1,
@@ -228,15 +268,23 @@ fn stress<S: Strategy>(base_ops: usize) -> Figures {
     assert!(last.conflicts().is_empty(), "{:?}", &last.conflicts()[..1]);
     assert_eq!(db.conflict_count(), 0);
     println!("stress {:>10}: {figures:?}", S::NAME);
-    assert_eq!(figures.lost, 0, "{} entries lost", figures.lost);
+    assert_eq!(
+        figures.lost,
+        0,
+        "{}: {} entries lost; the first {}:\n{}",
+        S::NAME,
+        figures.lost,
+        losses.len(),
+        losses.join("\n")
+    );
     figures
 }
 
-/// Each strategy at scale. Copy-on-write (arc-swap) copies an NC's table per
-/// insert: fewer operations there, so that the shared NCs stay small enough
-/// to fill in CI's time.
+/// Each strategy at scale. Copy-on-write (`Strategy::COPY_ON_WRITE`) copies
+/// an NC's table per insert: fewer operations there, so that the shared NCs
+/// stay small enough to fill in CI's time.
 fn stress_at_scale<S: Strategy>() {
-    stress::<S>(if S::NAME == "arc-swap" { 300 } else { 8_000 });
+    stress::<S>(if S::COPY_ON_WRITE { 300 } else { 8_000 });
 }
 
 /// Many threads intern overlapping names into one NC, which starts empty and
@@ -252,6 +300,17 @@ fn one_nc_grows_under_many_threads<S: Strategy>(per_thread: usize) {
     let done = AtomicUsize::new(0);
     let mut delivered = 0;
     let mut cursor = Cursor::new();
+    // Which deltas delivered each id (counting from 0), to say what is
+    // missing or repeated.
+    let mut deltas: std::collections::HashMap<u64, Vec<usize>> = std::collections::HashMap::new();
+    let mut taken = 0;
+    let mut take = |delta: interned_string_db::Snapshot| {
+        for (id, _) in &delta {
+            deltas.entry(id).or_default().push(taken);
+        }
+        delivered += delta.len();
+        taken += 1;
+    };
     std::thread::scope(|scope| {
         for t in 0..WRITERS {
             let (db, done) = (&db, &done);
@@ -259,25 +318,56 @@ fn one_nc_grows_under_many_threads<S: Strategy>(per_thread: usize) {
                 let first = t * per_thread / 4;
                 for i in first..first + per_thread {
                     let name = name(i);
-                    assert_eq!(db.intern(0, &name), Ok(get_id(name.as_bytes())));
+                    assert_eq!(
+                        db.intern(0, &name),
+                        Ok(get_id(name.as_bytes())),
+                        "{}: writer {t}, name {i}",
+                        S::NAME
+                    );
                 }
                 done.fetch_add(1, Ordering::Release);
             });
         }
         while done.load(Ordering::Acquire) < WRITERS {
-            delivered += db.delta(&mut cursor).len();
+            take(db.delta(&mut cursor));
         }
     });
-    delivered += db.delta(&mut cursor).len();
+    take(db.delta(&mut cursor));
     let distinct = (WRITERS - 1) * per_thread / 4 + per_thread;
-    assert_eq!(db.nc_len(0), distinct, "{}", S::NAME);
-    assert_eq!(delivered, distinct, "{}: deltas delivered", S::NAME);
+    // Name `i` was interned by writers `(i - per_thread + 1) * 4 / per_thread`
+    // to `i * 4 / per_thread` (those whose range holds it), each of whose
+    // interns returned its id.
+    let writers_of = |i: usize| {
+        let last = (i * 4 / per_thread).min(WRITERS - 1);
+        let first = (i + 1).saturating_sub(per_thread).div_ceil(per_thread / 4);
+        format!("writers {first} to {last}")
+    };
     let snapshot = db.snapshot();
-    assert_eq!(snapshot.len(), distinct, "{}", S::NAME);
+    let mut problems = Vec::new();
     for i in 0..distinct {
         let name = name(i);
-        assert_eq!(snapshot.get(get_id(name.as_bytes())), Some(name.as_bytes()));
+        let id = get_id(name.as_bytes());
+        let held = snapshot.get(id);
+        let delivered_by = deltas.get(&id).map_or(&[][..], Vec::as_slice);
+        if held != Some(name.as_bytes()) || delivered_by.len() != 1 {
+            problems.push(format!(
+                "id {id} (NC 0, {name:?}, interned by {}: every intern returned Ok({id})): \
+                 the final snapshot (after {taken} deltas) holds {:?}; delivered by deltas {delivered_by:?}",
+                writers_of(i),
+                held.map(String::from_utf8_lossy),
+            ));
+        }
     }
+    problems.truncate(20);
+    assert!(
+        problems.is_empty(),
+        "{}: the first problems:\n{}",
+        S::NAME,
+        problems.join("\n")
+    );
+    assert_eq!(db.nc_len(0), distinct, "{}", S::NAME);
+    assert_eq!(delivered, distinct, "{}: deltas delivered", S::NAME);
+    assert_eq!(snapshot.len(), distinct, "{}", S::NAME);
     println!(
         "one NC grows {:>10}: {distinct} names from {WRITERS} threads",
         S::NAME
@@ -285,7 +375,7 @@ fn one_nc_grows_under_many_threads<S: Strategy>(per_thread: usize) {
 }
 
 fn one_nc_grows<S: Strategy>() {
-    one_nc_grows_under_many_threads::<S>(if S::NAME == "arc-swap" { 1_000 } else { 40_000 });
+    one_nc_grows_under_many_threads::<S>(if S::COPY_ON_WRITE { 1_000 } else { 40_000 });
 }
 
 for_each_strategy!(

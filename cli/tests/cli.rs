@@ -271,3 +271,48 @@ fn bad_input_and_output_fail_cleanly_for_every_command() {
     assert_eq!(run(&os(&[&"merge", &"-o", &out])).code, Some(2));
     assert_eq!(run(&os(&[&"dump"])).code, Some(2));
 }
+
+/// A sparse file (1 TiB long, 64 bytes on disk) whose valid header claims
+/// what such a length could hold: `dump` and `merge` print their one-line
+/// error and exit 1, having allocated nothing for the claim (they aborted).
+#[test]
+fn a_sparse_file_claiming_huge_counts_fails_cleanly() {
+    const TIB: u64 = 1 << 40;
+    let dir = scratch("sparse");
+    let out = dir.join("out.isdb");
+    let claims = [
+        ("entries", [(TIB - 72) / 16, 0, 0, 0]),
+        ("conflicts", [0, 0, (TIB - 72) / 24, 0]),
+    ];
+    for (what, counts) in claims {
+        let mut header = Vec::new();
+        header.extend_from_slice(b"ISDBSNAP");
+        header.extend_from_slice(&1u32.to_le_bytes());
+        header.extend_from_slice(&0u32.to_le_bytes());
+        for count in counts {
+            header.extend_from_slice(&count.to_le_bytes());
+        }
+        header.extend_from_slice(&[0; 12]);
+        let crc = crc32fast::hash(&header);
+        header.extend_from_slice(&crc.to_le_bytes());
+        let path = dir.join(format!("{what}.isdb"));
+        fs::write(&path, &header).unwrap();
+        let file = fs::OpenOptions::new().write(true).open(&path).unwrap();
+        if let Err(e) = file.set_len(TIB) {
+            eprintln!("skipped: this filesystem cannot make a 1 TiB sparse file: {e}");
+            return;
+        }
+        for args in [os(&[&"dump", &path]), os(&[&"merge", &"-o", &out, &path])] {
+            let r = run(&args);
+            assert_eq!(r.code, Some(1), "{what}, {args:?}: {}", r.stderr);
+            assert_eq!(r.stderr.lines().count(), 1, "{what}: {}", r.stderr);
+            assert!(
+                r.stderr.contains(&format!("{what}.isdb: at byte ")),
+                "{}",
+                r.stderr
+            );
+            assert!(!out.exists());
+        }
+        fs::remove_file(&path).unwrap();
+    }
+}

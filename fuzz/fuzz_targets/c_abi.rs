@@ -8,10 +8,10 @@
 use std::collections::BTreeMap;
 use std::ffi::{c_char, CStr};
 
-use interned_string_db::ffi::db::*;
-use interned_string_db::ffi::shard::*;
-use interned_string_db::ffi::NRT_STATUS;
 use interned_string_db::get_id;
+use interned_string_db_capi::db::*;
+use interned_string_db_capi::shard::*;
+use interned_string_db_capi::NRT_STATUS;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -1,5 +1,6 @@
 //! Operation sequences decoded from arbitrary bytes, run on every strategy
-//! and checked against the model the property tests use.
+//! (the crate's one list, `interned_string_db::__for_each_strategy!`) and
+//! checked against the model the property tests use.
 #![no_main]
 
 #[path = "../../tests/common/model.rs"]
@@ -48,17 +49,20 @@ fn decode(data: &[u8]) -> Vec<Op> {
     ops
 }
 
+/// Checks `ops` on each strategy of the list, panicking at the first
+/// disagreement with the model.
+macro_rules! check_every_strategy {
+    ({ $ops:ident } $($module:ident: $strategy:path,)*) => {
+        $(
+            if let Err(disagreement) = check::<$strategy>(NCS, MASK, $ops) {
+                panic!("{disagreement}");
+            }
+        )*
+    };
+}
+
 fuzz_target!(|data: &[u8]| {
     let ops = decode(data);
-    let checks = [
-        check::<interned_string_db::OptimisticStrategy>(NCS, MASK, &ops),
-        check::<interned_string_db::RwLockStrategy>(NCS, MASK, &ops),
-        check::<interned_string_db::DashMapStrategy>(NCS, MASK, &ops),
-        check::<interned_string_db::ArcSwapStrategy>(NCS, MASK, &ops),
-    ];
-    for result in checks {
-        if let Err(disagreement) = result {
-            panic!("{disagreement}");
-        }
-    }
+    let ops = &ops[..];
+    interned_string_db::__for_each_strategy!(check_every_strategy { ops });
 });

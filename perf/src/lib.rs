@@ -4,6 +4,8 @@
 //! and vocabularies, one cell's timed run, and the reports.
 
 pub mod cell;
+pub mod peers;
+pub mod plot;
 pub mod report;
 pub mod rusage;
 pub mod subjects;

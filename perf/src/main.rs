@@ -1,7 +1,9 @@
 //! `contention`: the contention harness. Every strategy of ours and every
 //! peer, at several thread counts, on hit-heavy and miss-heavy workloads, with
-//! all threads on one NC or each on its own. Prints a table, writes
-//! `perf/results/contention.csv` and SVG plots. See `docs/benchmarks.md`.
+//! all threads on one NC or each on its own. Prints a table and a few
+//! closing lines, writes `perf/results/`: `contention.csv`, `summary.md`
+//! and one chart per workload, vocabulary and placement. See
+//! `docs/benchmarks.md`.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -9,7 +11,9 @@ use std::time::Duration;
 use clap::{Parser, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 
+use interned_string_db::{DefaultStrategy, Strategy};
 use perf::cell::{self, Cell, Measurement, Placement};
+use perf::plot::{self, RunInfo};
 use perf::report;
 use perf::subjects::{Subject, SubjectName, Visitor};
 use perf::workload::{self, ThreadInput, Vocabulary, Workload};
@@ -76,12 +80,65 @@ struct Args {
     /// Pin thread i to CPU i mod CPUs (core_affinity).
     #[arg(long)]
     pin: bool,
-    /// Where the CSV and SVGs go.
+    /// Where the CSV, summary.md and the charts go.
     #[arg(long, default_value = "perf/results")]
     out: PathBuf,
     /// List the subjects and exit.
     #[arg(long)]
     list: bool,
+    /// Print the plan (how many cells, and the seconds of timed runs they
+    /// take; set-up and warming come on top) and exit without measuring.
+    #[arg(long)]
+    plan: bool,
+    /// Redraw the charts of an earlier run from DIR/contention.csv into DIR,
+    /// print its closing lines, and exit without measuring.
+    #[arg(long, value_name = "DIR")]
+    replot: Option<PathBuf>,
+}
+
+/// `git rev-parse --short HEAD` of the checkout the harness runs in (or was
+/// built from), `-dirty` if tracked files differ from it; `unknown` outside
+/// a git checkout.
+fn commit() -> String {
+    let git = |dir: &Path, args: &[&str]| {
+        std::process::Command::new("git")
+            .arg("-C")
+            .arg(dir)
+            .args(args)
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+    };
+    for dir in [Path::new("."), Path::new(env!("CARGO_MANIFEST_DIR"))] {
+        if let Some(hash) = git(dir, &["rev-parse", "--short", "HEAD"]) {
+            let dirty = git(dir, &["status", "--porcelain", "--untracked-files=no"])
+                .is_some_and(|changes| !changes.is_empty());
+            return if dirty { hash + "-dirty" } else { hash };
+        }
+    }
+    "unknown".into()
+}
+
+/// The closing lines: the standings and where the files are.
+fn print_closing(points: &[plot::Point], written: &[PathBuf], dir: &Path) {
+    println!();
+    print!("{}", report::standings(points, DefaultStrategy::NAME));
+    let names: Vec<String> = written
+        .iter()
+        .filter_map(|p| p.file_name())
+        .map(|n| n.to_string_lossy().into_owned())
+        .collect();
+    println!(
+        "Files in {}/: contention.csv (every column, one row per cell), summary.md (the tables, × the floor), and one chart per workload, vocabulary and placement: {}",
+        dir.display(),
+        names
+            .iter()
+            .filter(|n| n.ends_with(".svg"))
+            .cloned()
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
 }
 
 /// Builds each subject fresh, warms it, measures it.
@@ -123,6 +180,19 @@ impl Visitor for Measure<'_> {
 
 fn main() {
     let args = Args::parse();
+    if let Some(dir) = &args.replot {
+        let csv = dir.join("contention.csv");
+        let written = plot::read_csv(&csv)
+            .and_then(|(points, info)| Ok((plot::draw_all(&points, &info, dir)?, points)));
+        match written {
+            Ok((written, points)) => print_closing(&points, &written, dir),
+            Err(e) => {
+                eprintln!("contention: redrawing from {}: {e}", csv.display());
+                std::process::exit(1);
+            }
+        }
+        return;
+    }
     if args.list {
         for s in SubjectName::all() {
             println!("{s}");
@@ -178,8 +248,13 @@ fn main() {
     }
 
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let info = RunInfo {
+        cpus,
+        commit: commit(),
+    };
     println!(
-        "interned-string-db contention harness: {cpus} CPUs, threads {:?}, {} s per run, {} runs per cell (median reported){}",
+        "interned-string-db contention harness: {cpus} CPUs, commit {}, threads {:?}, {} s per run, {} runs per cell (median reported){}",
+        info.commit,
         args.threads,
         args.duration,
         args.reps,
@@ -241,6 +316,17 @@ fn main() {
             }
         }
     }
+    let timed = (cells.len() * args.reps) as f64 * args.duration;
+    println!(
+        "plan: {} cells × {} run{} × {} s = {timed:.0} s of timed runs (set-up and warming come on top)",
+        cells.len(),
+        args.reps,
+        if args.reps == 1 { "" } else { "s" },
+        args.duration
+    );
+    if args.plan {
+        return;
+    }
     let bar = ProgressBar::new((cells.len() * args.reps) as u64);
     bar.set_style(
         ProgressStyle::with_template("{bar:40} {pos}/{len} {msg} [{elapsed}]")
@@ -291,16 +377,15 @@ fn main() {
     bar.finish_and_clear();
 
     report::print_table(&cells);
-    if let Err(e) = report::write_all(&cells, &args.out, cpus) {
-        eprintln!("contention: writing results to {}: {e}", args.out.display());
-        std::process::exit(1);
-    }
     println!(
         "latency percentiles are per batch of {} operations (batch time / batch size)",
         cell::BATCH
     );
-    println!(
-        "wrote {}/contention.csv, throughput.svg, p999.svg",
-        args.out.display()
-    );
+    match report::write_all(&cells, &args.out, &info) {
+        Ok(written) => print_closing(&plot::points(&cells), &written, &args.out),
+        Err(e) => {
+            eprintln!("contention: writing results to {}: {e}", args.out.display());
+            std::process::exit(1);
+        }
+    }
 }

@@ -1,13 +1,12 @@
-//! The table, the CSV and the SVG plots.
+//! The table, the CSV, `summary.md`, the charts (`crate::plot`) and the
+//! closing lines a newcomer reads.
 
 use std::fmt::Write as _;
-use std::path::Path;
-
-use plotters::prelude::*;
+use std::path::{Path, PathBuf};
 
 use crate::cell::{Cell, Measurement, Placement};
+use crate::plot::{self, Point, RunInfo};
 use crate::subjects::SubjectName;
-use crate::workload::Workload;
 
 const COLUMNS: &[&str] = &[
     "workload",
@@ -28,9 +27,10 @@ const COLUMNS: &[&str] = &[
     "ops",
     "runs",
     "cpus",
+    "commit",
 ];
 
-fn fields(c: &Cell, m: &Measurement, cpus: usize) -> Vec<String> {
+fn fields(c: &Cell, m: &Measurement, info: &RunInfo) -> Vec<String> {
     vec![
         c.workload_label(),
         c.placement.label().into(),
@@ -49,7 +49,8 @@ fn fields(c: &Cell, m: &Measurement, cpus: usize) -> Vec<String> {
         m.switches.involuntary.to_string(),
         m.ops.to_string(),
         c.runs.len().to_string(),
-        cpus.to_string(),
+        info.cpus.to_string(),
+        info.commit.clone(),
     ]
 }
 
@@ -120,12 +121,12 @@ pub fn print_table(cells: &[Cell]) {
 }
 
 /// Writes `contention.csv` (header row first, one row per cell, the median
-/// run) and the plots.
-pub fn write_all(cells: &[Cell], dir: &Path, cpus: usize) -> std::io::Result<()> {
+/// run), `summary.md` and the charts; returns the files written.
+pub fn write_all(cells: &[Cell], dir: &Path, info: &RunInfo) -> std::io::Result<Vec<PathBuf>> {
     std::fs::create_dir_all(dir)?;
     let mut csv = COLUMNS.join(",") + "\n";
     for c in cells {
-        let row = fields(c, c.median(), cpus);
+        let row = fields(c, c.median(), info);
         csv += &row
             .iter()
             .map(|f| {
@@ -139,24 +140,11 @@ pub fn write_all(cells: &[Cell], dir: &Path, cpus: usize) -> std::io::Result<()>
             .join(",");
         csv.push('\n');
     }
-    std::fs::write(dir.join("contention.csv"), csv)?;
-    std::fs::write(dir.join("summary.md"), summary_markdown(cells))?;
-    let plot = |file: &str, title: &str, y: &str, value: fn(&Measurement) -> f64| {
-        plot_vs_threads(cells, &dir.join(file), title, y, value)
-            .map_err(|e| std::io::Error::other(e.to_string()))
-    };
-    plot(
-        "throughput.svg",
-        "hit-heavy, all threads on one NC: throughput",
-        "aggregate Mops/s",
-        Measurement::mops,
-    )?;
-    plot(
-        "p999.svg",
-        "hit-heavy, all threads on one NC: p99.9 latency",
-        "p99.9 ns/op (per batch)",
-        |m| m.latency.value_at_quantile(0.999) as f64,
-    )
+    let mut written = vec![dir.join("contention.csv"), dir.join("summary.md")];
+    std::fs::write(&written[0], csv)?;
+    std::fs::write(&written[1], summary_markdown(cells))?;
+    written.extend(plot::draw_all(&plot::points(cells), info, dir)?);
+    Ok(written)
 }
 
 /// `summary.md`: for each (workload, placement), ns per operation per thread
@@ -243,105 +231,133 @@ fn summary_markdown(cells: &[Cell]) -> String {
     out
 }
 
-/// Distinct colours, one per subject in report order (plotters' palettes put
-/// two yellows side by side).
-const PALETTE: [RGBColor; 16] = [
-    RGBColor(228, 26, 28),
-    RGBColor(77, 175, 74),
-    RGBColor(255, 127, 0),
-    RGBColor(55, 126, 184),
-    RGBColor(152, 78, 163),
-    RGBColor(166, 86, 40),
-    RGBColor(247, 129, 191),
-    RGBColor(120, 120, 120),
-    RGBColor(0, 0, 0),
-    RGBColor(23, 190, 207),
-    RGBColor(188, 189, 34),
-    RGBColor(31, 119, 180),
-    RGBColor(140, 86, 75),
-    RGBColor(227, 119, 194),
-    RGBColor(44, 160, 44),
-    RGBColor(214, 39, 40),
-];
+/// `1st`, `2nd`, `3rd`, `4th`, ..., `11th`, `21st`.
+fn ordinal(n: usize) -> String {
+    let suffix = match (n % 10, n % 100) {
+        (_, 11..=13) => "th",
+        (1, _) => "st",
+        (2, _) => "nd",
+        (3, _) => "rd",
+        _ => "th",
+    };
+    format!("{n}{suffix}")
+}
 
-/// One line per subject over thread counts, hit-heavy same-NC cells (the
-/// reference's worst case); log-scale axes.
-fn plot_vs_threads(
-    cells: &[Cell],
-    path: &Path,
-    title: &str,
-    y_desc: &str,
-    value: fn(&Measurement) -> f64,
-) -> Result<(), Box<dyn std::error::Error>> {
-    let chosen: Vec<&Cell> = cells
+/// The closing lines: for each workload and vocabulary (every thread on
+/// NC 0, where every subject runs) and thread count, the fastest subject
+/// and where the default strategy (`default`) stands, × the floor and its
+/// rank among the subjects (the floor is not one).
+pub fn standings(points: &[Point], default: &str) -> String {
+    let mut out = String::from(
+        "In short (every thread on NC 0; cost per operation per thread as × the get_id floor at the same thread count, and in ns; lower is better):\n",
+    );
+    let mut workloads: Vec<&str> = Vec::new();
+    for p in points
         .iter()
-        .filter(|c| {
-            c.workload == Workload::HitHeavy
-                && c.vocabulary == "synthetic"
-                && c.placement == Placement::SameNc
-        })
-        .collect();
-    let mut subjects: Vec<SubjectName> = Vec::new();
-    for c in &chosen {
-        if !subjects.contains(&c.subject) {
-            subjects.push(c.subject);
+        .filter(|p| p.placement == Placement::SameNc.label())
+    {
+        if !workloads.contains(&p.workload.as_str()) {
+            workloads.push(&p.workload);
         }
     }
-    let root = SVGBackend::new(path, (900, 560)).into_drawing_area();
-    root.fill(&WHITE)?;
-    if chosen.is_empty() {
-        root.present()?;
-        return Ok(());
-    }
-    let mut thread_counts: Vec<f64> = chosen.iter().map(|c| c.threads as f64).collect();
-    thread_counts.sort_by(f64::total_cmp);
-    thread_counts.dedup();
-    let (x_min, x_max) = (thread_counts[0], thread_counts[thread_counts.len() - 1]);
-    let ys = chosen.iter().map(|c| value(c.median()).max(1e-3));
-    let (y_min, y_max) = ys.fold((f64::MAX, f64::MIN), |(a, b), y| (a.min(y), b.max(y)));
-    let mut chart = ChartBuilder::on(&root)
-        .caption(title, ("sans-serif", 20))
-        .margin(12)
-        .x_label_area_size(40)
-        .y_label_area_size(70)
-        .build_cartesian_2d(
-            (x_min * 0.9..x_max * 1.1)
-                .log_scale()
-                .with_key_points(thread_counts),
-            // Headroom above the data for the legend.
-            (y_min * 0.8..y_max * 5.0).log_scale(),
-        )?;
-    chart
-        .configure_mesh()
-        .x_desc("threads")
-        .y_desc(y_desc)
-        .x_label_formatter(&|x| format!("{x:.0}"))
-        .draw()?;
-    for (i, &subject) in subjects.iter().enumerate() {
-        let color = PALETTE[i % PALETTE.len()].to_rgba();
-        let points: Vec<(f64, f64)> = chosen
+    for workload in workloads {
+        let mut threads: Vec<usize> = points
             .iter()
-            .filter(|c| c.subject == subject)
-            .map(|c| (c.threads as f64, value(c.median()).max(1e-3)))
+            .filter(|p| p.workload == workload)
+            .map(|p| p.threads)
             .collect();
-        chart
-            .draw_series(LineSeries::new(points.clone(), color.stroke_width(2)))?
-            .label(subject.name())
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
-            });
-        chart.draw_series(
-            points
-                .into_iter()
-                .map(|p| Circle::new(p, 3, color.filled())),
-        )?;
+        threads.sort_unstable();
+        threads.dedup();
+        for t in threads {
+            let Some(floor) = plot::floor_ns(points, workload, t) else {
+                continue;
+            };
+            let mut ranked: Vec<(&str, f64)> = points
+                .iter()
+                .filter(|p| {
+                    p.workload == workload
+                        && p.threads == t
+                        && p.placement == Placement::SameNc.label()
+                        && p.subject != SubjectName::Floor.name()
+                })
+                .map(|p| (p.subject.as_str(), p.ns_per_op_per_thread))
+                .collect();
+            ranked.sort_by(|a, b| a.1.total_cmp(&b.1));
+            let Some(&(fastest, best)) = ranked.first() else {
+                continue;
+            };
+            // `1.55× (80 ns)`
+            let cost = |ns: f64| format!("{} ({ns:.0} ns)", plot::times(ns / floor));
+            let cell = format!("{workload}, {t} thread{}:", if t == 1 { "" } else { "s" });
+            let _ = write!(out, "  {cell:<34} fastest {fastest} {}", cost(best));
+            match ranked.iter().position(|&(s, _)| s == default) {
+                Some(0) => {
+                    let _ = match ranked.get(1) {
+                        Some(&(next, ns)) => write!(out, ", then {next} {}", cost(ns)),
+                        None => Ok(()),
+                    };
+                }
+                Some(rank) => {
+                    let _ = write!(
+                        out,
+                        "; {default} {}, {} of {}",
+                        cost(ranked[rank].1),
+                        ordinal(rank + 1),
+                        ranked.len()
+                    );
+                }
+                None => {
+                    let _ = write!(out, "; {default} not run");
+                }
+            }
+            out.push('\n');
+        }
     }
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .position(SeriesLabelPosition::UpperRight)
-        .draw()?;
-    root.present()?;
-    Ok(())
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn point(workload: &str, threads: usize, subject: &str, ns: f64) -> Point {
+        Point {
+            workload: workload.into(),
+            placement: "same-nc".into(),
+            threads,
+            subject: subject.into(),
+            ns_per_op_per_thread: ns,
+        }
+    }
+
+    #[test]
+    fn ordinals() {
+        let got: Vec<String> = [1, 2, 3, 4, 11, 12, 13, 21, 22].map(ordinal).into();
+        assert_eq!(
+            got,
+            ["1st", "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "22nd"]
+        );
+    }
+
+    #[test]
+    fn standings_name_the_fastest_and_rank_the_default() {
+        let points = [
+            point("hit-heavy/synthetic", 1, "get_id (floor)", 50.0),
+            point("hit-heavy/synthetic", 1, "optimistic", 100.0),
+            point("hit-heavy/synthetic", 1, "ustr", 75.0),
+            point("hit-heavy/synthetic", 1, "rwlock", 150.0),
+            point("miss-heavy", 2, "get_id (floor)", 10.0),
+            point("miss-heavy", 2, "optimistic", 20.0),
+            point("miss-heavy", 2, "rwlock", 40.0),
+        ];
+        let text = standings(&points, "optimistic");
+        let lines: Vec<&str> = text.lines().skip(1).collect();
+        assert_eq!(lines.len(), 2, "{text}");
+        assert!(lines[0].contains("hit-heavy/synthetic, 1 thread:"));
+        assert!(
+            lines[0].contains("fastest ustr 1.50× (75 ns); optimistic 2.00× (100 ns), 2nd of 3")
+        );
+        assert!(lines[1].contains("miss-heavy, 2 threads:"));
+        assert!(lines[1].contains("fastest optimistic 2.00× (20 ns), then rwlock 4.00× (40 ns)"));
+    }
 }

@@ -1,14 +1,23 @@
-//! What is measured: each strategy of ours and each peer, behind one trait,
-//! shared by the contention harness and the criterion benches.
-//!
-//! Peers are one table each (they have no notion of NC, so they ignore it),
-//! keyed by our deterministic id where they store by key, as a user emitting
-//! trace tokens would. `lasso` and `ustr` return their own keys, not our ids.
+//! What is measured: each strategy of ours and each peer (`crate::peers`),
+//! behind one trait, shared by the contention harness and the criterion
+//! benches.
 
-use std::collections::HashMap;
-use std::sync::{Mutex, OnceLock, RwLock};
+use std::sync::OnceLock;
 
-use interned_string_db::{contention, get_id, Config, DefaultStrategy, InternedStringDb, Strategy};
+use interned_string_db::{get_id, Config, DefaultStrategy, InternedStringDb, Strategy};
+
+use crate::peers;
+
+/// Whether our strategy called `strategy` (its `Strategy::NAME`) copies its
+/// table on every insert, and so is quadratic to fill.
+///
+/// The one place the measuring crates ask: every special case of a
+/// copy-on-write strategy (in the harness's plan, the criterion benches and
+/// the memory bench) comes here, and the answer is the library's
+/// `Strategy::COPY_ON_WRITE`.
+pub fn copies_on_write(strategy: &str) -> bool {
+    !strategy.is_empty() && COPY_ON_WRITE.contains(&strategy)
+}
 
 /// Something that interns (nc, string) → a key.
 pub trait Subject: Sync {
@@ -84,91 +93,6 @@ impl Subject for GetIdOnly {
     }
 }
 
-/// `lasso::ThreadedRodeo`: a concurrent interner (returns its own keys).
-#[derive(Debug)]
-pub struct Lasso(pub lasso::ThreadedRodeo);
-
-impl Subject for Lasso {
-    #[inline]
-    fn intern(&self, _nc: usize, s: &str) -> u64 {
-        lasso::Key::into_usize(self.0.get_or_intern(s)) as u64
-    }
-}
-
-/// `dashmap::DashMap<u64, Box<[u8]>>` keyed by our id; read first.
-#[derive(Debug)]
-pub struct DashMapPeer(pub dashmap::DashMap<u64, Box<[u8]>>);
-
-impl Subject for DashMapPeer {
-    #[inline]
-    fn intern(&self, _nc: usize, s: &str) -> u64 {
-        let id = get_id(s.as_bytes());
-        if self.0.get(&id).is_none() {
-            self.0.entry(id).or_insert_with(|| s.as_bytes().into());
-        }
-        id
-    }
-}
-
-/// `RwLock<HashMap<u64, Box<[u8]>>>` keyed by our id, read lock first,
-/// instrumented like our own locks (try first, time the blocking wait).
-#[derive(Default, Debug)]
-pub struct RwLockHashMap(pub RwLock<HashMap<u64, Box<[u8]>>>);
-
-impl Subject for RwLockHashMap {
-    #[inline]
-    fn intern(&self, _nc: usize, s: &str) -> u64 {
-        let id = get_id(s.as_bytes());
-        let present = {
-            let map = self
-                .0
-                .try_read()
-                .or_else(|_| Ok::<_, ()>(contention::record_blocked(|| self.0.read().unwrap())))
-                .unwrap();
-            map.contains_key(&id)
-        };
-        if !present {
-            let mut map = self
-                .0
-                .try_write()
-                .or_else(|_| Ok::<_, ()>(contention::record_blocked(|| self.0.write().unwrap())))
-                .unwrap();
-            map.entry(id).or_insert_with(|| s.as_bytes().into());
-        }
-        id
-    }
-}
-
-/// `Mutex<HashMap<u64, Box<[u8]>>>` keyed by our id, instrumented.
-#[derive(Default, Debug)]
-pub struct MutexHashMap(pub Mutex<HashMap<u64, Box<[u8]>>>);
-
-impl Subject for MutexHashMap {
-    #[inline]
-    fn intern(&self, _nc: usize, s: &str) -> u64 {
-        let id = get_id(s.as_bytes());
-        let mut map = self
-            .0
-            .try_lock()
-            .or_else(|_| Ok::<_, ()>(contention::record_blocked(|| self.0.lock().unwrap())))
-            .unwrap();
-        map.entry(id).or_insert_with(|| s.as_bytes().into());
-        id
-    }
-}
-
-/// `ustr`: a global, process-wide string cache (returns its own pointers;
-/// it cannot be emptied, so it only grows across runs).
-#[derive(Debug)]
-pub struct UstrPeer;
-
-impl Subject for UstrPeer {
-    #[inline]
-    fn intern(&self, _nc: usize, s: &str) -> u64 {
-        ustr::ustr(s).as_char_ptr() as u64
-    }
-}
-
 /// A subject, by name: what `--subjects` takes, with what the harness
 /// needs to know about each.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -181,14 +105,22 @@ pub enum SubjectName {
     Batch,
     /// `lasso::ThreadedRodeo`.
     Lasso,
-    /// `DashMap<u64, Box<[u8]>>` keyed by our id.
-    DashMapPeer,
-    /// `RwLock<HashMap<u64, Box<[u8]>>>`, read lock first.
-    RwLockMap,
-    /// `Mutex<HashMap<u64, Box<[u8]>>>`.
-    MutexMap,
+    /// `RwLock<string_interner::DefaultStringInterner>`, read lock first.
+    RwLockStringInterner,
+    /// `symbol_table::SymbolTable`, 16 mutex shards.
+    SymbolTable,
     /// `ustr`'s global cache.
     Ustr,
+    /// `DashMap<u64, Box<[u8]>>` keyed by our id.
+    DashMapById,
+    /// `scc::HashIndex<u64, Box<[u8]>>` keyed by our id.
+    SccHashIndexById,
+    /// `papaya::HashMap<u64, Box<[u8]>>` keyed by our id, blocking resizes.
+    PapayaById,
+    /// `RwLock<HashMap<u64, Box<[u8]>>>` keyed by our id, read lock first.
+    RwLockMap,
+    /// `Mutex<HashMap<u64, Box<[u8]>>>` keyed by our id.
+    MutexMap,
 }
 
 /// Our strategies, from the crate's one list.
@@ -196,6 +128,11 @@ macro_rules! our_strategies {
     ({} $($module:ident: $strategy:path,)*) => {
         /// Our strategies' names, in the crate's list order.
         const OURS: &[&str] = &[$(<$strategy as Strategy>::NAME),*];
+
+        /// The names of those that copy their table on every insert.
+        const COPY_ON_WRITE: &[&str] = &[$(
+            if <$strategy as Strategy>::COPY_ON_WRITE { <$strategy as Strategy>::NAME } else { "" }
+        ),*];
 
         /// Visits a fresh db of `ncs` NCs with the strategy called `name`.
         fn visit_ours(name: &str, ncs: usize, visitor: &mut impl Visitor) {
@@ -211,9 +148,14 @@ macro_rules! our_strategies {
 
 interned_string_db::__for_each_strategy!(our_strategies {});
 
+/// Vocabularies larger than this are not warmed into a copy-on-write
+/// strategy: 10^5 names would take hours.
+const COPY_ON_WRITE_MAX_NAMES: usize = 20_000;
+
 impl SubjectName {
     /// Every subject, in report order: the floor, ours (the batch path
-    /// beside the default strategy), the peers.
+    /// beside the default strategy), the interners that return their own
+    /// keys, the maps keyed by our id.
     pub fn all() -> &'static [SubjectName] {
         static ALL: OnceLock<Vec<SubjectName>> = OnceLock::new();
         ALL.get_or_init(|| {
@@ -226,13 +168,26 @@ impl SubjectName {
             }
             all.extend([
                 SubjectName::Lasso,
-                SubjectName::DashMapPeer,
+                SubjectName::RwLockStringInterner,
+                SubjectName::SymbolTable,
+                SubjectName::Ustr,
+                SubjectName::DashMapById,
+                SubjectName::SccHashIndexById,
+                SubjectName::PapayaById,
                 SubjectName::RwLockMap,
                 SubjectName::MutexMap,
-                SubjectName::Ustr,
             ]);
             all
         })
+    }
+
+    /// The subject called `name` in reports (as [`name`](Self::name)
+    /// writes it), if there is one.
+    pub fn from_name(name: &str) -> Option<SubjectName> {
+        SubjectName::all()
+            .iter()
+            .copied()
+            .find(|s| s.name() == name)
     }
 
     /// Its name in reports and on the command line.
@@ -242,11 +197,26 @@ impl SubjectName {
             SubjectName::Ours(name) => name,
             SubjectName::Batch => "optimistic-batch",
             SubjectName::Lasso => "lasso::ThreadedRodeo",
-            SubjectName::DashMapPeer => "DashMap<id>",
+            SubjectName::RwLockStringInterner => "RwLock<StringInterner>",
+            SubjectName::SymbolTable => "symbol_table",
+            SubjectName::Ustr => "ustr",
+            SubjectName::DashMapById => "DashMap<id>",
+            SubjectName::SccHashIndexById => "scc::HashIndex<id>",
+            SubjectName::PapayaById => "papaya::HashMap<id>",
             SubjectName::RwLockMap => "RwLock<HashMap<id>>",
             SubjectName::MutexMap => "Mutex<HashMap<id>>",
-            SubjectName::Ustr => "ustr",
         }
+    }
+
+    /// Whether it is ours: one of our strategies, or the default one's
+    /// batch path.
+    pub fn is_ours(self) -> bool {
+        matches!(self, SubjectName::Ours(_) | SubjectName::Batch)
+    }
+
+    /// Whether it is the default strategy, interning one name at a time.
+    pub fn is_default(self) -> bool {
+        self == SubjectName::Ours(DefaultStrategy::NAME)
     }
 
     /// Whether it stores anything (the floor and ustr's global cache, which
@@ -255,30 +225,31 @@ impl SubjectName {
         !matches!(self, SubjectName::Floor | SubjectName::Ustr)
     }
 
-    /// Whether it is left out of miss-heavy runs: quadratic to fill (a
-    /// copy-on-write table copies itself on every insert), or cannot be
-    /// emptied (ustr's global cache: its names are new only once).
-    pub fn skips_misses(self) -> bool {
-        matches!(self, SubjectName::Ours("arc-swap") | SubjectName::Ustr)
+    /// Whether it copies its table on every insert, and so is quadratic to
+    /// fill ([`copies_on_write`]).
+    pub fn copies_on_write(self) -> bool {
+        matches!(self, SubjectName::Ours(name) if copies_on_write(name))
     }
 
-    /// Whether it is quadratic to fill (copy-on-write: each insert copies
-    /// the table), and so cannot be warmed with a vocabulary of `names`
-    /// names in reasonable time: 10^5 names would take hours.
+    /// Whether it is left out of miss-heavy runs: quadratic to fill
+    /// (copy-on-write), or cannot be emptied (ustr's global cache: its names
+    /// are new only once).
+    pub fn skips_misses(self) -> bool {
+        self.copies_on_write() || self == SubjectName::Ustr
+    }
+
+    /// Whether it cannot be warmed with a vocabulary of `names` names in
+    /// reasonable time (copy-on-write, past 20,000 names).
     pub fn skips_vocabulary(self, names: usize) -> bool {
-        self == SubjectName::Ours("arc-swap") && names > 20_000
+        self.copies_on_write() && names > COPY_ON_WRITE_MAX_NAMES
     }
 
     /// Whether it is measured in every placement: our strategies, which have
-    /// a notion of NC. Peers have one table each. arc-swap is measured on one
-    /// NC only: warming 256 NCs copy-on-write copies each NC's table per
-    /// insert (quadratic per NC).
+    /// a notion of NC. Peers have one table each. A copy-on-write strategy
+    /// is measured on one NC only: warming 256 NCs copies each NC's table
+    /// per insert (quadratic per NC).
     pub fn every_placement(self) -> bool {
-        match self {
-            SubjectName::Batch => true,
-            SubjectName::Ours(name) => name != "arc-swap",
-            _ => false,
-        }
+        self.is_ours() && !self.copies_on_write()
     }
 
     /// Builds the subject (fresh and empty, except `ustr`, which is global)
@@ -288,11 +259,19 @@ impl SubjectName {
             SubjectName::Floor => visitor.visit(&GetIdOnly),
             SubjectName::Ours(name) => visit_ours(name, ncs, visitor),
             SubjectName::Batch => visitor.visit(&DbBatch(Db::<DefaultStrategy>::new(ncs))),
-            SubjectName::Lasso => visitor.visit(&Lasso(lasso::ThreadedRodeo::new())),
-            SubjectName::DashMapPeer => visitor.visit(&DashMapPeer(dashmap::DashMap::new())),
-            SubjectName::RwLockMap => visitor.visit(&RwLockHashMap::default()),
-            SubjectName::MutexMap => visitor.visit(&MutexHashMap::default()),
-            SubjectName::Ustr => visitor.visit(&UstrPeer),
+            SubjectName::Lasso => visitor.visit(&peers::Lasso(lasso::ThreadedRodeo::new())),
+            SubjectName::RwLockStringInterner => {
+                visitor.visit(&peers::RwLockStringInterner::default())
+            }
+            SubjectName::SymbolTable => {
+                visitor.visit(&peers::SymbolTable(symbol_table::SymbolTable::new()))
+            }
+            SubjectName::Ustr => visitor.visit(&peers::Ustr),
+            SubjectName::DashMapById => visitor.visit(&peers::DashMapById::default()),
+            SubjectName::SccHashIndexById => visitor.visit(&peers::SccHashIndexById::default()),
+            SubjectName::PapayaById => visitor.visit(&peers::PapayaById::default()),
+            SubjectName::RwLockMap => visitor.visit(&peers::RwLockHashMap::default()),
+            SubjectName::MutexMap => visitor.visit(&peers::MutexHashMap::default()),
         }
     }
 }
@@ -310,5 +289,36 @@ impl clap::ValueEnum for SubjectName {
 
     fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
         Some(clap::builder::PossibleValue::new(self.name()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_subject_is_found_by_its_name() {
+        for &subject in SubjectName::all() {
+            assert_eq!(SubjectName::from_name(subject.name()), Some(subject));
+        }
+        assert_eq!(SubjectName::from_name("no such subject"), None);
+    }
+
+    #[test]
+    fn copy_on_write_strategies_skip_what_is_quadratic_to_fill() {
+        let cow: Vec<SubjectName> = SubjectName::all()
+            .iter()
+            .copied()
+            .filter(|s| s.copies_on_write())
+            .collect();
+        assert!(cow.iter().all(|s| s.is_ours()));
+        for s in cow {
+            assert!(s.skips_misses());
+            assert!(!s.every_placement());
+            assert!(s.skips_vocabulary(COPY_ON_WRITE_MAX_NAMES + 1));
+            assert!(!s.skips_vocabulary(COPY_ON_WRITE_MAX_NAMES));
+        }
+        assert!(SubjectName::Ours(DefaultStrategy::NAME).every_placement());
+        assert!(!SubjectName::Ours(DefaultStrategy::NAME).skips_misses());
     }
 }

@@ -1,6 +1,6 @@
 //! Deterministic inputs, shared by the contention harness and the criterion
-//! benches (which include this file by path), so that every strategy and peer
-//! sees the same names in the same order.
+//! benches (the `benches/` crate, through this library), so that every
+//! strategy and peer sees the same names in the same order.
 //!
 //! Two kinds of vocabulary: the synthetic one (10,000 trace-like names, which
 //! fits in cache and flatters every design), and real ones: a file of one

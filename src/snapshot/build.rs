@@ -178,10 +178,10 @@ impl Builder {
         }
     }
 
-    /// Reports `conflict`, normalised: if the snapshot holds its id, each of
-    /// its two strings that is not the kept one is reported against the kept
-    /// one; otherwise (an id a delta delivered earlier) it is reported as it
-    /// is.
+    /// Records `conflict` as it is. [`finish`](Self::finish) normalises
+    /// what was recorded: if the snapshot holds its id, each of its two
+    /// strings that is not the kept one is reported against the kept one;
+    /// otherwise (an id a delta delivered earlier) it is reported as it is.
     pub(crate) fn add_conflict(&mut self, conflict: Conflict) {
         self.conflicts.push(conflict);
     }

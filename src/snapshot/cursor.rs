@@ -1,4 +1,10 @@
-//! The cursor a delta advances.
+//! The cursor a delta advances, and the delta's bookkeeping.
+
+use super::{Builder, Snapshot};
+use crate::conflict::Conflict;
+use crate::nc::{self, NcContext};
+use crate::strategy::imp::Shard;
+use crate::strategy::Strategy;
 
 /// What [`InternedStringDb::delta`](crate::InternedStringDb::delta) has
 /// delivered to one reader: per NC, how far its entries and its conflict log
@@ -26,17 +32,31 @@
 pub struct Cursor {
     /// The db contents the positions are in (see `InternedStringDb`'s
     /// `generation`); 0 for a new cursor, which no db has.
-    pub(crate) generation: u64,
-    /// Per NC: entries read, as an insertion position.
-    pub(crate) entries: Vec<usize>,
-    /// Per NC: conflicts of its log read.
-    pub(crate) conflicts: Vec<usize>,
-    /// Per NC: its count of conflicts dropped past its budget, as last
-    /// reported.
-    pub(crate) dropped: Vec<u64>,
+    generation: u64,
+    /// Where each NC was read to.
+    places: Vec<Place>,
     /// Every id delivered, and the NC whose bytes were delivered for it.
-    pub(crate) delivered: hashbrown::HashMap<u64, u32>,
+    delivered: hashbrown::HashMap<u64, u32>,
 }
+
+/// How far a cursor has read one NC.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Place {
+    /// Entries read, as an insertion position.
+    entries: usize,
+    /// Conflicts of its log read.
+    conflicts: usize,
+    /// Its count of conflicts dropped past its budget, as last reported.
+    dropped: u64,
+    /// Conflicts read from its log under an id not delivered then (the
+    /// entry was inserted after the walk that preceded the read): each is
+    /// reported by the delta that delivers its id.
+    pending: Vec<Conflict>,
+}
+
+/// Bytes met under an id already delivered, to compare with the bytes
+/// delivered for it: (id, the NC they were delivered from, the bytes).
+type Contested = Vec<(u64, usize, Box<[u8]>)>;
 
 impl Cursor {
     /// A cursor that has delivered nothing.
@@ -49,53 +69,135 @@ impl Cursor {
         self.delivered.len()
     }
 
-    /// Where the cursor is, to [`rewind`](Self::rewind) to.
-    pub(crate) fn mark(&self) -> Mark {
-        Mark {
-            generation: self.generation,
-            entries: self.entries.clone(),
-            conflicts: self.conflicts.clone(),
-            dropped: self.dropped.clone(),
+    /// The delta of `contexts` (a db's NCs, its contents in `generation`)
+    /// for this cursor, which it advances: see
+    /// [`InternedStringDb::delta`](crate::InternedStringDb::delta). The
+    /// walks run while `hold`'s guard is held (the db's global lock, under
+    /// the reference protocol); the bytes met under delivered ids are
+    /// compared after it is released, and after every shard is, since
+    /// looking into another NC while one is being walked would nest NC locks.
+    pub(crate) fn delta<S: Strategy, G>(
+        &mut self,
+        generation: u64,
+        contexts: &[NcContext<S>],
+        hold: impl FnOnce() -> G,
+    ) -> Snapshot {
+        if self.generation != generation || self.places.len() != contexts.len() {
+            self.start_over(generation, contexts.len());
+        }
+        // Sized for the undelivered entries (duplicates across NCs included).
+        let totals = nc::totals(contexts);
+        let fresh = totals.entries.saturating_sub(self.delivered.len());
+        let mut builder =
+            Builder::with_capacity(fresh, totals.bytes / totals.entries.max(1) * fresh);
+        let mut contested = Contested::new();
+        let mut visited = vec![false; contexts.len()];
+        {
+            let _held = hold();
+            let Cursor {
+                places, delivered, ..
+            } = self;
+            for (nc, (ctx, place)) in contexts.iter().zip(places.iter_mut()).enumerate() {
+                let walked =
+                    ctx.shard
+                        .visit_since(place.entries, |id, bytes| match delivered.entry(id) {
+                            hashbrown::hash_map::Entry::Vacant(slot) => {
+                                slot.insert(nc as u32);
+                                builder.push(id, bytes);
+                            }
+                            hashbrown::hash_map::Entry::Occupied(from) => {
+                                contested.push((id, *from.get() as usize, bytes.into()));
+                            }
+                        });
+                let Some(reached) = walked else { continue };
+                visited[nc] = true;
+                place.entries = reached;
+                // The log is read after the walk: a conflict in it may be of
+                // an entry inserted since. It waits in `pending` until its id
+                // is delivered, below or in a later delta.
+                let mut at = 0;
+                ctx.conflicts.for_each(|c| {
+                    if at >= place.conflicts {
+                        place.pending.push(c.to_conflict());
+                    }
+                    at += 1;
+                });
+                place.conflicts = at;
+                let now = ctx.conflicts.dropped();
+                builder.add_conflicts_dropped(now.saturating_sub(place.dropped));
+                place.dropped = now;
+            }
+        }
+        // Every NC walked is delivered now: the pending conflicts whose id is
+        // delivered are compared with the delivered bytes, once. Only the
+        // rejected bytes: the kept ones are the NC's entry, which its walk
+        // compares (when it meets it, in this delta or another), so
+        // comparing them here too would report that conflict twice.
+        for (place, _) in self.places.iter_mut().zip(&visited).filter(|(_, v)| **v) {
+            for c in core::mem::take(&mut place.pending) {
+                match self.delivered.get(&c.id) {
+                    Some(&from) => contested.push((c.id, from as usize, c.rejected)),
+                    None => place.pending.push(c),
+                }
+            }
+        }
+        for (id, from, rejected) in contested {
+            let kept = contexts[from]
+                .shard
+                .with_entry(id, |kept| (*kept != *rejected).then(|| Box::from(kept)));
+            if let Some(Some(kept)) = kept {
+                builder.add_conflict(Conflict { id, kept, rejected });
+            }
+        }
+        builder.finish()
+    }
+
+    /// Where the cursor is before a delta of a db of `ncs` NCs in
+    /// `generation`, to [`rewind`](Self::rewind) to if the delta is lost.
+    /// If that delta would start over (the cursor is another db's, or from
+    /// before a reset), the mark takes the whole state, which starting over
+    /// would discard, and leaves the cursor new.
+    pub(crate) fn mark(&mut self, generation: u64, ncs: usize) -> Mark {
+        if self.generation != generation || self.places.len() != ncs {
+            Mark::Whole(core::mem::take(self))
+        } else {
+            Mark::Places(self.places.clone())
         }
     }
 
-    /// Undoes the deltas delivered since `mark` (`delivered`, their entries
-    /// together), so that the next delta delivers them again.
-    pub(crate) fn rewind(&mut self, mark: Mark, delivered: impl IntoIterator<Item = u64>) {
-        for id in delivered {
-            self.delivered.remove(&id);
+    /// Undoes the delta taken since `mark` (`delta`, which was lost): the
+    /// cursor is as it was before it, so the next delta delivers its
+    /// entries and conflicts again.
+    pub(crate) fn rewind(&mut self, mark: Mark, delta: &Snapshot) {
+        match mark {
+            Mark::Whole(before) => *self = before,
+            Mark::Places(places) => {
+                // The delta's ids are exactly those it added to `delivered`.
+                for (id, _) in delta {
+                    self.delivered.remove(&id);
+                }
+                self.places = places;
+            }
         }
-        let Mark {
-            generation,
-            entries,
-            conflicts,
-            dropped,
-        } = mark;
-        // Positions from another generation (the delta started over): the
-        // next delta starts over again, from an empty `delivered`.
-        self.generation = generation;
-        self.entries = entries;
-        self.conflicts = conflicts;
-        self.dropped = dropped;
     }
 
     /// Starts over for a db of `ncs` NCs in generation `generation`.
-    pub(crate) fn start_over(&mut self, generation: u64, ncs: usize) {
+    fn start_over(&mut self, generation: u64, ncs: usize) {
         *self = Cursor {
             generation,
-            entries: vec![0; ncs],
-            conflicts: vec![0; ncs],
-            dropped: vec![0; ncs],
+            places: vec![Place::default(); ncs],
             delivered: hashbrown::HashMap::new(),
         };
     }
 }
 
-/// A cursor's positions, to rewind it to when a delta is lost (not saved).
+/// A cursor's state before a delta, to rewind it to when the delta is lost
+/// (not saved).
 #[derive(Debug)]
-pub(crate) struct Mark {
-    generation: u64,
-    entries: Vec<usize>,
-    conflicts: Vec<usize>,
-    dropped: Vec<u64>,
+pub(crate) enum Mark {
+    /// The delta started over: the whole state before it.
+    Whole(Cursor),
+    /// The places before it; the delta's ids are taken out of the delivered
+    /// set by [`Cursor::rewind`].
+    Places(Vec<Place>),
 }

@@ -22,9 +22,12 @@ const ENTRY_RECORD: u64 = 16;
 const CONFLICT_RECORD: u64 = 24;
 /// A section's checksum.
 const CHECKSUM_LEN: u64 = 4;
-/// Reserved up front when a stream's counts cannot be checked against a
-/// length: beyond it, vectors grow only as data arrives.
-const UNCHECKED_RESERVE: u64 = 1 << 12;
+/// Items reserved up front, whatever the header claims: beyond it, vectors
+/// grow only as data arrives (a file's length does not bound what it holds
+/// in memory: a sparse file is any length with no bytes behind it).
+const UP_FRONT: u64 = 1 << 12;
+/// Bytes of strings read at a time, each read's room reserved fallibly.
+const STRING_CHUNK: u64 = 1 << 16;
 
 /// Why a snapshot file could not be read: the problem and the byte offset
 /// where it was found.
@@ -74,6 +77,13 @@ pub enum LoadProblem {
     BadConflict(u64),
     /// Bytes after the last section.
     TrailingBytes,
+    /// Memory for what the file holds could not be allocated: it was read
+    /// as far as the offset, with memory growing as the data arrived.
+    OutOfMemory {
+        /// The bytes asked for, beyond those already held, that could not
+        /// be allocated.
+        bytes: usize,
+    },
 }
 
 impl LoadError {
@@ -121,6 +131,10 @@ impl fmt::Display for LoadError {
                 "conflict on id {id} is out of order, repeated, or disagrees with its entry"
             ),
             LoadProblem::TrailingBytes => write!(f, "bytes follow the last section"),
+            LoadProblem::OutOfMemory { bytes } => write!(
+                f,
+                "out of memory: {bytes} bytes more for what the file holds could not be allocated"
+            ),
         }
     }
 }
@@ -192,22 +206,32 @@ impl<R: Read> Source<R> {
         Ok(u64::from_le_bytes(b))
     }
 
-    /// `len` bytes appended to `out`, which grows only as they arrive.
+    /// `len` bytes appended to `out`, which grows only as they arrive, a
+    /// chunk at a time, fallibly.
     fn bytes_into(
         &mut self,
         len: u64,
         out: &mut Vec<u8>,
         what: &'static str,
     ) -> Result<(), LoadError> {
-        let start = out.len();
-        let got = (&mut self.inner)
-            .take(len)
-            .read_to_end(out)
-            .map_err(|e| self.error(LoadProblem::Io(e)))?;
-        self.crc.update(&out[start..]);
-        self.offset += got as u64;
-        if (got as u64) < len {
-            return Err(self.error(LoadProblem::Truncated(what)));
+        let mut left = len;
+        while left > 0 {
+            let chunk = left.min(STRING_CHUNK);
+            // `chunk` fits in memory's address space: it is at most 64 KiB.
+            grow(out, chunk as usize).map_err(|problem| self.error(problem))?;
+            let start = out.len();
+            // The room is reserved: reading to the chunk's end allocates
+            // nothing more.
+            let got = (&mut self.inner)
+                .take(chunk)
+                .read_to_end(out)
+                .map_err(|e| self.error(LoadProblem::Io(e)))?;
+            self.crc.update(&out[start..]);
+            self.offset += got as u64;
+            if (got as u64) < chunk {
+                return Err(self.error(LoadProblem::Truncated(what)));
+            }
+            left -= chunk;
         }
         Ok(())
     }
@@ -235,15 +259,32 @@ impl<R: Read> Source<R> {
     }
 }
 
-/// Capacity to reserve for `claimed` items: all of them when the counts were
-/// checked against the file's length, a little otherwise.
-fn reserve_for(claimed: u64, checked: bool) -> usize {
-    let cap = if checked {
-        claimed
-    } else {
-        claimed.min(UNCHECKED_RESERVE)
-    };
-    usize::try_from(cap).unwrap_or(usize::MAX)
+/// Capacity to reserve up front for `claimed` items: a little, whatever the
+/// claim.
+fn reserve_for(claimed: u64) -> usize {
+    // At most `UP_FRONT`, which fits.
+    claimed.min(UP_FRONT) as usize
+}
+
+/// Makes room in `items` for `more`, growing it (by doubling, as a push
+/// would) fallibly: an allocation refused is `LoadProblem::OutOfMemory`.
+fn grow<T>(items: &mut Vec<T>, more: usize) -> Result<(), LoadProblem> {
+    if items.capacity() - items.len() >= more {
+        return Ok(());
+    }
+    let wanted = more.max(items.len());
+    items
+        .try_reserve(wanted)
+        .map_err(|_| LoadProblem::OutOfMemory {
+            bytes: wanted.saturating_mul(core::mem::size_of::<T>()),
+        })
+}
+
+/// Pushes `item` onto `items`, growing it fallibly.
+fn push<T>(items: &mut Vec<T>, item: T) -> Result<(), LoadProblem> {
+    grow(items, 1)?;
+    items.push(item);
+    Ok(())
 }
 
 impl Snapshot {
@@ -328,9 +369,10 @@ impl Snapshot {
     }
 
     /// Reads a snapshot written by [`write_to`](Self::write_to) or
-    /// [`save`](Self::save). Nothing in the input can make this panic, and
-    /// it allocates in proportion to the bytes that actually arrive, never
-    /// to a count the input claims.
+    /// [`save`](Self::save). Nothing in the input can make this panic or
+    /// abort: it allocates in proportion to the bytes that actually arrive,
+    /// never to a count the input claims, and fallibly (memory running out
+    /// is [`LoadProblem::OutOfMemory`]).
     ///
     /// # Errors
     ///
@@ -342,8 +384,9 @@ impl Snapshot {
     }
 
     /// Reads the snapshot file at `path` (see [`read_from`](Self::read_from)).
-    /// The header's counts are checked against the file's length before
-    /// anything is allocated for them.
+    /// The header's counts are checked against the file's length first; even
+    /// then nothing is reserved for what they claim (a sparse file is any
+    /// length with nothing behind it): memory grows as the data arrives.
     ///
     /// # Errors
     ///
@@ -434,12 +477,12 @@ fn read(input: impl Read, length: Option<u64>) -> Result<Snapshot, LoadError> {
             });
         }
     }
-    let checked = length.is_some();
-
+    // Nothing is reserved for what the counts claim: a file passing the
+    // check above may still be sparse.
     let mut snapshot = Snapshot {
-        ids: Vec::with_capacity(reserve_for(entries, checked)),
-        ends: Vec::with_capacity(reserve_for(entries, checked)),
-        bytes: Vec::with_capacity(reserve_for(string_bytes, checked)),
+        ids: Vec::with_capacity(reserve_for(entries)),
+        ends: Vec::with_capacity(reserve_for(entries)),
+        bytes: Vec::with_capacity(reserve_for(string_bytes)),
         conflicts: Vec::new(),
         conflicts_dropped,
     };
@@ -463,11 +506,17 @@ fn read(input: impl Read, length: Option<u64>) -> Result<Snapshot, LoadError> {
                 })
             }
         };
-        snapshot.ids.push(id);
+        let oom = |problem| LoadError {
+            offset: at,
+            problem,
+        };
+        push(&mut snapshot.ids, id).map_err(oom)?;
         // `end <= string_bytes`, which must fit in memory to be read below.
-        snapshot
-            .ends
-            .push(usize::try_from(end).unwrap_or(usize::MAX));
+        push(
+            &mut snapshot.ends,
+            usize::try_from(end).unwrap_or(usize::MAX),
+        )
+        .map_err(oom)?;
     }
     if end != string_bytes {
         return Err(src.error(LoadProblem::LengthsDisagree));
@@ -475,7 +524,7 @@ fn read(input: impl Read, length: Option<u64>) -> Result<Snapshot, LoadError> {
     src.bytes_into(string_bytes, &mut snapshot.bytes, "the entry strings")?;
     src.end_section("entries")?;
 
-    let mut list: Vec<Conflict> = Vec::with_capacity(reserve_for(conflicts, checked));
+    let mut list: Vec<Conflict> = Vec::with_capacity(reserve_for(conflicts));
     for _ in 0..conflicts {
         let at = src.offset;
         let id = src.u64("the conflict records")?;
@@ -500,7 +549,10 @@ fn read(input: impl Read, length: Option<u64>) -> Result<Snapshot, LoadError> {
                 problem: LoadProblem::BadConflict(id),
             });
         }
-        list.push(conflict);
+        push(&mut list, conflict).map_err(|problem| LoadError {
+            offset: at,
+            problem,
+        })?;
     }
     src.end_section("conflicts")?;
     snapshot.conflicts = list;

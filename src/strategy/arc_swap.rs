@@ -30,6 +30,7 @@ pub struct ArcSwapStrategy;
 
 impl Strategy for ArcSwapStrategy {
     const NAME: &'static str = "arc-swap";
+    const COPY_ON_WRITE: bool = true;
     type Shard = ArcSwapShard;
 }
 

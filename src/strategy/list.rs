@@ -1,6 +1,11 @@
 //! The one list of the strategies this build ships, for the crate's own
-//! tests, benches and harness: adding a strategy touches this file (and its
-//! own), nothing else.
+//! tests, benches and harness (feature `test-util`). Adding a strategy
+//! touches its own file, `strategy/mod.rs` and `lib.rs` (the module and its
+//! re-exports), `Cargo.toml` (its feature) and this list; the tests, the
+//! loom models, the benches and the harness expand from the list. What they
+//! size differently per strategy is a property of the strategy
+//! ([`Strategy::COPY_ON_WRITE`](super::Strategy::COPY_ON_WRITE)), which the
+//! tests, the benches and the harness read.
 //!
 //! `__for_each_strategy!(callback { args })` expands to
 //! `callback! { { args } module: Type, ... }`: a module name and the
@@ -11,7 +16,8 @@
 
 /// Calls `$callback! { { $args } module: Type, ... }` with every strategy
 /// this build of the crate ships. Not public API: for this crate's tests,
-/// benches and harness.
+/// benches and harness (feature `test-util`; hidden from the docs, since an
+/// exported macro is documented at the crate root).
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __for_each_strategy {

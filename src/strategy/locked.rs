@@ -56,7 +56,8 @@ pub struct LockedTable {
 /// The compatibility strategy: the reference's per-NC futex RwLock protocol,
 /// faithfully, including its write lock on every intern.
 ///
-/// It is the oracle that every other strategy is tested against.
+/// It is the reference protocol: `tests/differential.rs` compares every
+/// other strategy against it, answer by answer.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct RwLockStrategy;
 

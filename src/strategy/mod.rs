@@ -3,13 +3,16 @@
 //! Every strategy implements the sealed [`Strategy`] trait, so the db, the
 //! snapshot merge and every behavioural test are written once and run against
 //! each of them (the `arc-swap` pattern). [`RwLockStrategy`] is the
-//! reference's futex RwLock protocol: it is the compatibility mode and the
-//! oracle the other strategies are tested against.
+//! reference's futex RwLock protocol: the compatibility mode, and the
+//! reference every other strategy is compared against, answer by answer, by
+//! `tests/differential.rs`.
 
 #[cfg(all(feature = "arc-swap", not(interner_loom)))]
 mod arc_swap;
 #[cfg(all(feature = "dashmap", not(interner_loom)))]
 mod dashmap;
+// The strategy list is a test hook (`__for_each_strategy!`).
+#[cfg(feature = "test-util")]
 mod list;
 #[cfg(feature = "lock-free")]
 mod lock_free;
@@ -41,6 +44,11 @@ pub type DefaultStrategy = OptimisticStrategy;
 pub trait Strategy: imp::Sealed + Send + Sync + Sized + 'static {
     /// A short, stable name for reports and benchmarks.
     const NAME: &'static str;
+    /// Whether every insert copies the NC's whole table (copy-on-write), so
+    /// that filling an NC with `n` entries costs O(n²): the tests, benches
+    /// and harness give such a strategy smaller fills by this property,
+    /// never by its name. `true` for `ArcSwapStrategy` only.
+    const COPY_ON_WRITE: bool = false;
     /// One NC's storage. Its interface is private to the crate.
     type Shard: imp::Shard;
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Builds the Rust static library, then the C tests and the C example against
-# it, and runs them.
+# Builds the C library (the capi/ crate's libinterned_string_db_capi.a), then
+# the C tests and the C example against it, and runs them.
 #
 #   tests/c/run.sh              # plain
 #   tests/c/run.sh --valgrind   # under valgrind: any leak or error fails
@@ -8,11 +8,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 mode="${1:-plain}"
-cargo build --release --lib --quiet
+cargo build --release -p interned-string-db-capi --quiet
 out=target/c
 mkdir -p "$out"
 flags=(-std=c11 -O1 -g -Wall -Wextra -Werror -Iinclude -Itests/c)
-libs=(target/release/libinterned_string_db.a -lpthread -ldl -lm)
+libs=(target/release/libinterned_string_db_capi.a -lpthread -ldl -lm)
 runner=()
 case "$mode" in
     plain) ;;

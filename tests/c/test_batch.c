@@ -1,7 +1,7 @@
 /*
  * nrt_interned_string_db_intern_batch from C: the same ids as one call per
  * name, the count interned before a failure, and bad input. Run by
- * tests/c_api.rs (cargo test) and by .ci/run under valgrind and
+ * capi/tests/c_api.rs (cargo test) and by .ci/run under valgrind and
  * AddressSanitizer. Prints "N passed, M failed" and exits non-zero on any
  * failure.
  */

@@ -2,7 +2,7 @@
  * The C ABI, from C: every shim, every bad input, 256 threads registering
  * into one shard at once, a 100,000-entry round trip, the process-level
  * API, deltas through a cursor, and saving a snapshot or a delta to a file.
- * Run by tests/c_api.rs (cargo test) and by .ci/run under valgrind and
+ * Run by capi/tests/c_api.rs (cargo test) and by .ci/run under valgrind and
  * AddressSanitizer. Prints "N passed, M failed" and exits non-zero on any
  * failure.
  */

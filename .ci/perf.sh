@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# CI job: a short run of the contention harness.
+source "$(dirname "$0")/common.sh"
+
+step "contention harness, short (full run: cargo run --release -p perf)"
+cargo run --release -p perf -- --duration 0.2 --reps 1 --threads 1,2,256 \
+    --miss-budget 100000 --out target/perf-ci
+test -s target/perf-ci/contention.csv

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Long fuzzing runs, outside CI: each target for RUNS executions (default
+# 10^7) from its committed corpus in fuzz/corpus/<target>, then the corpus
+# minimized (`cargo fuzz cmin`) in place, so that it can be committed and
+# CI replays it (.ci/fuzz.sh). Prints each target's executions and corpus
+# size; a crash stops the script with the input under fuzz/artifacts/.
+#
+#   fuzz/long.sh                    # every target, 10^7 executions each
+#   RUNS=1000000 fuzz/long.sh c_abi # one target, fewer
+#
+# Uses the nightly CI pins (NIGHTLY, default isdb-nightly-2026-05-19).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+nightly="${NIGHTLY:-isdb-nightly-2026-05-19}"
+runs="${RUNS:-10000000}"
+targets=("$@")
+[ ${#targets[@]} -gt 0 ] || targets=(c_abi ops_model snapshot_file)
+mkdir -p target/fuzz-logs
+for target in "${targets[@]}"; do
+    corpus="fuzz/corpus/$target"
+    mkdir -p "$corpus"
+    log="target/fuzz-logs/$target.log"
+    echo "== $target: $runs executions from $(ls "$corpus" | wc -l) inputs ($log)"
+    cargo +"$nightly" fuzz run "$target" "$corpus" -- \
+        -runs="$runs" -max_len=65536 -print_final_stats=1 >"$log" 2>&1 \
+        || { tail -n 30 "$log"; exit 1; }
+    grep -E 'stat::number_of_executed_units|stat::average_exec_per_sec' "$log"
+    cargo +"$nightly" fuzz cmin "$target" "$corpus" -- -max_len=65536 \
+        >"target/fuzz-logs/$target.cmin.log" 2>&1
+    echo "$target corpus: $(ls "$corpus" | wc -l) inputs, $(du -sh "$corpus" | cut -f1)"
+done
