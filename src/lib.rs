@@ -163,8 +163,8 @@ mod sync;
 pub use config::{Config, DEFAULT_CONFLICT_BUDGET, DEFAULT_NCS};
 
 /// Loom builds only: where the optimistic shard places `bytes` (its seed
-/// is fixed there), for the loom models.
-#[cfg(interner_loom)]
+/// is fixed there), for the loom models (a test hook: feature `test-util`).
+#[cfg(all(interner_loom, feature = "test-util"))]
 #[doc(hidden)]
 pub fn __loom_placement(bytes: &[u8]) -> u64 {
     raw::loom_placement(bytes)

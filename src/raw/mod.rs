@@ -36,7 +36,7 @@ pub(crate) use self::bytes::bytes_eq;
 /// Where the optimistic shard's by-bytes index places `bytes` in loom
 /// builds (whose seed is fixed), so that the models can pick names that
 /// land where they need them.
-#[cfg(interner_loom)]
+#[cfg(all(interner_loom, feature = "test-util"))]
 pub(crate) fn loom_placement(bytes: &[u8]) -> u64 {
     bytes::hash_bytes(bytes, bytes::HashSeed::FIXED)
 }
