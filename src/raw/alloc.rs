@@ -1,4 +1,11 @@
-//! Fallible allocation of raw blocks (log slabs), freed on drop.
+//! Fallible allocation of raw blocks (log slabs), freed on drop, and the
+//! one error every structure of `raw` answers when memory runs out.
+
+/// Memory could not be allocated (or a structure reached the most it can
+/// address). Whatever refused with it is unchanged, unless its doc says
+/// otherwise.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct AllocError;
 
 use core::alloc::Layout;
 use core::ptr::NonNull;

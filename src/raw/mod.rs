@@ -1,18 +1,17 @@
-//! All of the crate's `unsafe` code outside the C ABI (the `papaya`
-//! pattern): the lock-free shard behind the optimistic strategy.
+//! All of the crate's `unsafe` code outside the C ABI crate (the `papaya`
+//! pattern; the crate root denies `unsafe` everywhere else):
 //!
-//! * [`record`]: the layout of one entry (length, id, bytes);
-//! * [`log`]: the records in insertion order, in fixed-size slabs, walkable
-//!   without a lock;
-//! * [`table`]: the by-bytes index that hits read without a lock, grown by
-//!   linear hashing;
-//! * [`shard`]: the three together with the writer lock and the by-id map;
-//! * [`bytes`]: prefetch hints and the short-string compare that hits use;
+//! * [`optimistic`]: the lock-free shard behind the optimistic strategy: the
+//!   records in insertion order in fixed-size slabs, walkable without a lock;
+//!   the by-bytes index that hits read without a lock, grown by linear
+//!   hashing; and the two together with the writer lock and the by-id map;
 //! * [`lock_free`]: the lock-free strategy's shard: an id → entry table
 //!   filled by compare-and-swap and grown cooperatively, and an append-only
 //!   order array (feature `lock-free`);
-//! * [`witness`]: in loom builds only, loom-tracked cells standing in for
-//!   the records' bytes, so that the models see their publication.
+//! * [`bytes`]: the fast seeded hash, the short-string compare and the
+//!   prefetch hints that hits use;
+//! * [`alloc`]: fallible allocation, and [`AllocError`], the one way this
+//!   module says that memory ran out.
 //!
 //! The safe API this module exports is small: [`RawShard`] finds entries by
 //! their bytes with acquire loads only, walks them without a lock, and does
@@ -25,13 +24,12 @@ mod alloc;
 mod bytes;
 #[cfg(feature = "lock-free")]
 mod lock_free;
-mod log;
-mod record;
-mod shard;
-mod table;
-mod witness;
+mod optimistic;
 
 pub(crate) use self::bytes::bytes_eq;
+#[cfg(feature = "lock-free")]
+pub(crate) use self::lock_free::{Inserted, RawLockFreeShard};
+pub(crate) use self::optimistic::{Entry, RawShard};
 
 /// Where the optimistic shard's by-bytes index places `bytes` in loom
 /// builds (whose seed is fixed), so that the models can pick names that
@@ -40,7 +38,3 @@ pub(crate) use self::bytes::bytes_eq;
 pub(crate) fn loom_placement(bytes: &[u8]) -> u64 {
     bytes::hash_bytes(bytes, bytes::HashSeed::FIXED)
 }
-#[cfg(feature = "lock-free")]
-pub(crate) use self::lock_free::{Inserted, RawLockFreeShard};
-pub(crate) use self::record::Entry;
-pub(crate) use self::shard::RawShard;

@@ -50,7 +50,8 @@ impl Shard for LockFreeShard {
 
     fn new(config: &ShardConfig) -> Result<Self, Refusal> {
         Ok(LockFreeShard {
-            raw: RawLockFreeShard::try_new(config.initial_capacity).ok_or(Refusal::OutOfMemory)?,
+            raw: RawLockFreeShard::try_new(config.initial_capacity)
+                .map_err(|_| Refusal::OutOfMemory)?,
             open: OpenFlag::new(),
             bytes: ByteBudget::new(config.byte_cap),
         })

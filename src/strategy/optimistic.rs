@@ -59,7 +59,7 @@ impl Shard for OptimisticShard {
     fn new(config: &ShardConfig) -> Result<Self, Refusal> {
         Ok(OptimisticShard {
             raw: RawShard::try_new(config.initial_capacity, config.byte_cap)
-                .ok_or(Refusal::OutOfMemory)?,
+                .map_err(|_| Refusal::OutOfMemory)?,
         })
     }
 

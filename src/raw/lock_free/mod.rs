@@ -16,7 +16,8 @@ mod order;
 mod table;
 
 use self::order::Found;
-use self::table::{Full, Placed, Tables};
+use self::table::{Placed, Tables};
+use super::alloc::AllocError;
 use crate::sync::{AtomicUsize, Ordering};
 
 /// What [`RawLockFreeShard::insert`] did.
@@ -26,10 +27,6 @@ pub(crate) enum Inserted<'a> {
     /// The shard already stores these bytes under the id.
     Found(&'a [u8]),
 }
-
-/// The insert could not be allocated memory.
-#[derive(Debug)]
-pub(crate) struct OutOfMemory;
 
 /// One NC's lock-free storage.
 pub(crate) struct RawLockFreeShard {
@@ -41,11 +38,11 @@ pub(crate) struct RawLockFreeShard {
 
 impl RawLockFreeShard {
     /// An empty shard with room for `capacity` entries before it first
-    /// grows; `None` if that cannot be allocated.
-    pub(crate) fn try_new(capacity: usize) -> Option<RawLockFreeShard> {
-        Some(RawLockFreeShard {
-            tables: Tables::try_new(capacity)?,
-            order: order::Order::try_new()?,
+    /// grows, or [`AllocError`] if that cannot be allocated.
+    pub(crate) fn try_new(capacity: usize) -> Result<RawLockFreeShard, AllocError> {
+        Ok(RawLockFreeShard {
+            tables: Tables::try_new(capacity).ok_or(AllocError)?,
+            order: order::Order::try_new().ok_or(AllocError)?,
             len: AtomicUsize::new(0),
         })
     }
@@ -58,12 +55,12 @@ impl RawLockFreeShard {
 
     /// Stores `bytes` under `id` unless the shard already stores bytes under
     /// it (then returns those; two racing inserts of one id: one wins).
-    pub(crate) fn insert(&self, id: u64, bytes: &[u8]) -> Result<Inserted<'_>, OutOfMemory> {
-        let new = entry::alloc(id, bytes).ok_or(OutOfMemory)?;
+    pub(crate) fn insert(&self, id: u64, bytes: &[u8]) -> Result<Inserted<'_>, AllocError> {
+        let new = entry::alloc(id, bytes).ok_or(AllocError)?;
         let Some(position) = self.order.claim(new) else {
             // SAFETY: never published: this thread owns it.
             unsafe { entry::free(new) };
-            return Err(OutOfMemory);
+            return Err(AllocError);
         };
         // SAFETY: this thread wrote it; the order array now owns it, and
         // frees it only with exclusive access.
@@ -79,7 +76,7 @@ impl RawLockFreeShard {
                 Ok(Inserted::New)
             }
             Ok(Placed::Found(stored)) => Ok(Inserted::Found(stored.bytes())),
-            Err(Full) => Err(OutOfMemory),
+            Err(AllocError) => Err(AllocError),
         }
     }
 

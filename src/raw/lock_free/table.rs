@@ -22,7 +22,7 @@ use core::ptr::{self, NonNull};
 
 use super::entry::{EntryRef, Header};
 use super::order::{atomic_nulls, GetMutOrLoad};
-use crate::raw::alloc::try_box;
+use crate::raw::alloc::{try_box, AllocError};
 use crate::sync::{spin_loop, AtomicPtr, AtomicUsize, Ordering};
 
 /// The tag of a frozen slot.
@@ -105,9 +105,6 @@ pub(crate) enum Placed<'a> {
     /// The table already holds this entry under the id.
     Found(EntryRef<'a>),
 }
-
-/// The table could not grow and is full.
-pub(crate) struct Full;
 
 impl Table {
     fn try_new(slots: usize) -> Option<NonNull<Table>> {
@@ -259,7 +256,7 @@ impl Tables {
 
     /// Places `entry` (which lives as long as the chain) under its id, or
     /// finds the entry stored under it.
-    pub(crate) fn insert(&self, entry: EntryRef<'_>) -> Result<Placed<'_>, Full> {
+    pub(crate) fn insert(&self, entry: EntryRef<'_>) -> Result<Placed<'_>, AllocError> {
         self.insert_from(self.root().1, entry)
     }
 
@@ -267,7 +264,7 @@ impl Tables {
         &'a self,
         mut table: &'a Table,
         entry: EntryRef<'_>,
-    ) -> Result<Placed<'a>, Full> {
+    ) -> Result<Placed<'a>, AllocError> {
         let id = entry.id();
         let hash = self.seeds.hash_one(id);
         'tables: loop {
@@ -321,7 +318,7 @@ impl Tables {
                 step += 1;
             }
             // Every slot holds another id.
-            table = self.leave(table, table.grow().ok_or(Full)?);
+            table = self.leave(table, table.grow().ok_or(AllocError)?);
         }
     }
 
@@ -402,7 +399,7 @@ impl Tables {
                 debug_assert_eq!(stored.as_ptr(), entry.as_ptr(), "an id in two entries");
                 true
             }
-            Err(Full) => false,
+            Err(AllocError) => false,
         }
     }
 

@@ -40,6 +40,7 @@
 use core::ptr::{self, NonNull};
 
 use super::log::Ref;
+use crate::raw::alloc::AllocError;
 use crate::sync::{AtomicPtr, AtomicU64, Ordering};
 
 /// Slot words per bucket; with the link, a bucket is one 64-byte line.
@@ -177,10 +178,6 @@ impl SegmentDir {
     }
 }
 
-/// Refused by an insert: memory ran out. The table is unchanged.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct TableFull;
-
 /// What only the writer touches: ownership of every block, and the count.
 #[derive(Default)]
 pub(crate) struct TableWriter {
@@ -315,12 +312,12 @@ impl Table {
         hash: u64,
         at: Ref,
         capacity: usize,
-    ) -> Result<(), TableFull> {
+    ) -> Result<(), AllocError> {
         if self.dir.load(Ordering::Relaxed).is_null() {
             self.init(writer, capacity)?;
         }
         let shape = Shape::unpack(self.shape.load(Ordering::Relaxed));
-        writer.overflow.try_reserve(1).map_err(|_| TableFull)?;
+        writer.overflow.try_reserve(1).map_err(|_| AllocError)?;
         self.place(writer, shape.bucket_of(hash), word_of(hash, at))?;
         writer.entries += 1;
         if writer.entries > LOAD * shape.buckets() {
@@ -332,23 +329,23 @@ impl Table {
     /// The first directory and segments: room for `capacity` entries at
     /// [`LOAD`], and at least one segment, all of it used. Only the writer
     /// calls this, on an empty table.
-    pub(crate) fn init(&self, writer: &mut TableWriter, capacity: usize) -> Result<(), TableFull> {
+    pub(crate) fn init(&self, writer: &mut TableWriter, capacity: usize) -> Result<(), AllocError> {
         let buckets = (capacity / LOAD)
             .max(SEGMENT_BUCKETS)
             .checked_next_power_of_two()
             .filter(|b| b.trailing_zeros() <= MAX_LEVEL)
-            .ok_or(TableFull)?;
+            .ok_or(AllocError)?;
         let segments = buckets / SEGMENT_BUCKETS;
         writer
             .segments
             .try_reserve(segments)
-            .map_err(|_| TableFull)?;
-        let dir = SegmentDir::try_new(segments.max(4)).ok_or(TableFull)?;
+            .map_err(|_| AllocError)?;
+        let dir = SegmentDir::try_new(segments.max(4)).ok_or(AllocError)?;
         for at in 0..segments {
             let Some(segment) = new_segment() else {
                 // SAFETY: made above, never shared.
                 unsafe { dir.free() };
-                return Err(TableFull);
+                return Err(AllocError);
             };
             dir.slots()[at].store(segment.as_ptr(), Ordering::Relaxed);
             writer.segments.push(segment);
@@ -370,7 +367,7 @@ impl Table {
     /// Stores `word` into an empty slot of bucket `index`'s chain, adding an
     /// overflow bucket if the chain is full (`writer.overflow` has room for
     /// one more).
-    fn place(&self, writer: &mut TableWriter, index: usize, word: u64) -> Result<(), TableFull> {
+    fn place(&self, writer: &mut TableWriter, index: usize, word: u64) -> Result<(), AllocError> {
         let mut bucket = Self::bucket(writer.current_dir(), index);
         loop {
             for slot in &bucket.words {
@@ -390,7 +387,7 @@ impl Table {
         }
         let fresh = Bucket::new();
         fresh.words[0].store(word, Ordering::Relaxed);
-        let overflow = try_box(fresh).ok_or(TableFull)?;
+        let overflow = try_box(fresh).ok_or(AllocError)?;
         writer.overflow.push(overflow);
         // Publishes the new bucket and the word in it.
         bucket.next.store(overflow.as_ptr(), Ordering::Release);
@@ -442,14 +439,14 @@ impl Table {
         target: usize,
         level: u32,
         moved: &mut Vec<&'t AtomicU64>,
-    ) -> Result<(), TableFull> {
+    ) -> Result<(), AllocError> {
         let mut movers = Vec::new();
         let mut bucket = Self::bucket(writer.current_dir(), source);
         loop {
             for slot in &bucket.words {
                 let word = slot.load(Ordering::Relaxed);
                 if word != 0 && (word >> level) & 1 == 1 {
-                    movers.try_reserve(1).map_err(|_| TableFull)?;
+                    movers.try_reserve(1).map_err(|_| AllocError)?;
                     movers.push(slot);
                 }
             }
@@ -461,8 +458,8 @@ impl Table {
             bucket = unsafe { &*next };
         }
         let extra = movers.len().saturating_sub(1) / WORDS;
-        writer.overflow.try_reserve(extra).map_err(|_| TableFull)?;
-        moved.try_reserve(movers.len()).map_err(|_| TableFull)?;
+        writer.overflow.try_reserve(extra).map_err(|_| AllocError)?;
+        moved.try_reserve(movers.len()).map_err(|_| AllocError)?;
         for slot in movers {
             self.place(writer, target, slot.load(Ordering::Relaxed))?;
             moved.push(slot);
@@ -472,19 +469,19 @@ impl Table {
 
     /// Makes sure bucket `index` has a segment, growing the directory if
     /// needed.
-    fn ensure_segment(&self, writer: &mut TableWriter, index: usize) -> Result<(), TableFull> {
+    fn ensure_segment(&self, writer: &mut TableWriter, index: usize) -> Result<(), AllocError> {
         let at = index / SEGMENT_BUCKETS;
         let dir = writer.dir.expect("an initialised table");
         if at < dir.slots().len() && !dir.slots()[at].load(Ordering::Relaxed).is_null() {
             return Ok(());
         }
-        writer.segments.try_reserve(1).map_err(|_| TableFull)?;
-        writer.retired_dirs.try_reserve(1).map_err(|_| TableFull)?;
-        let segment = new_segment().ok_or(TableFull)?;
+        writer.segments.try_reserve(1).map_err(|_| AllocError)?;
+        writer.retired_dirs.try_reserve(1).map_err(|_| AllocError)?;
+        let segment = new_segment().ok_or(AllocError)?;
         // Owned from here on, whatever fails below.
         writer.segments.push(segment);
         if at >= dir.slots().len() {
-            let bigger = SegmentDir::try_new((at + 1).next_power_of_two()).ok_or(TableFull)?;
+            let bigger = SegmentDir::try_new((at + 1).next_power_of_two()).ok_or(AllocError)?;
             for (old, new) in dir.slots().iter().zip(bigger.slots()) {
                 new.store(old.load(Ordering::Relaxed), Ordering::Relaxed);
             }
@@ -510,7 +507,7 @@ impl Table {
 /// `value` on the heap as a raw pointer, or `None` if the allocation fails;
 /// free it with `Box::from_raw`.
 fn try_box<T>(value: T) -> Option<NonNull<T>> {
-    super::alloc::try_box(value).map(|b| NonNull::from(Box::leak(b)))
+    crate::raw::alloc::try_box(value).map(|b| NonNull::from(Box::leak(b)))
 }
 
 /// A segment of empty buckets, or `None` if the allocation fails.

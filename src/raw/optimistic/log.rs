@@ -33,9 +33,9 @@
 
 use core::ptr::NonNull;
 
-use super::alloc::RawBlock;
 use super::record::{self, Entry};
 use super::witness::{Link, Witnesses};
+use crate::raw::alloc::{AllocError, RawBlock};
 use crate::sync::{AtomicPtr, AtomicU32, AtomicUsize, Ordering};
 
 /// The size of a slab. Small in loom models, so that they cross slabs.
@@ -289,9 +289,15 @@ impl Log {
 
     /// Appends the record of `(id, bytes)` and returns where it is. The
     /// record is not published: the caller makes it reachable, then calls
-    /// [`publish`](Self::publish). `None` if memory ran out (nothing changed).
-    pub(crate) fn append(&self, writer: &mut LogWriter, id: u64, bytes: &[u8]) -> Option<Ref> {
-        let size = record::record_size(id, bytes.len())?;
+    /// [`publish`](Self::publish). [`AllocError`] if memory ran out or the
+    /// log cannot address another slab (nothing changed).
+    pub(crate) fn append(
+        &self,
+        writer: &mut LogWriter,
+        id: u64,
+        bytes: &[u8],
+    ) -> Result<Ref, AllocError> {
+        let size = record::record_size(id, bytes.len()).ok_or(AllocError)?;
         let (slab, offset) = match writer.tail {
             Some(offset) if size <= SLAB_BYTES - offset => (writer.slabs.len() - 1, offset),
             _ => (self.new_slab(writer, size.max(SLAB_BYTES))?, 0),
@@ -306,7 +312,7 @@ impl Log {
         entry.witnesses.wrote(offset);
         entry.used.store(next, Ordering::Relaxed);
         writer.tail = (next < SLAB_BYTES).then_some(next);
-        Some(Ref::new(slab, offset))
+        Ok(Ref::new(slab, offset))
     }
 
     /// Publishes every appended record to walks (release).
@@ -319,22 +325,22 @@ impl Log {
         self.published.store(end.0, Ordering::Release);
     }
 
-    /// Opens a new slab of `size` bytes, closing the current one. `None` if
+    /// Opens a new slab of `size` bytes, closing the current one. Refuses if
     /// memory ran out or the log has no room for another slab.
-    fn new_slab(&self, writer: &mut LogWriter, size: usize) -> Option<usize> {
+    fn new_slab(&self, writer: &mut LogWriter, size: usize) -> Result<usize, AllocError> {
         let slab = writer.slabs.len();
         if slab >= MAX_SLABS {
-            return None;
+            return Err(AllocError);
         }
-        writer.slabs.try_reserve(1).ok()?;
-        writer.retired_dirs.try_reserve(1).ok()?;
+        writer.slabs.try_reserve(1).map_err(|_| AllocError)?;
+        writer.retired_dirs.try_reserve(1).map_err(|_| AllocError)?;
         let capacity = writer.dir.map_or(0, |d| d.slabs().len());
         let new_dir = if slab == capacity {
-            Some(SlabDir::try_new((capacity * 2).max(4))?)
+            Some(SlabDir::try_new((capacity * 2).max(4)).ok_or(AllocError)?)
         } else {
             None
         };
-        let block = RawBlock::alloc(size, 1)?;
+        let block = RawBlock::alloc(size, 1).ok_or(AllocError)?;
         if let Some(new_dir) = new_dir {
             if let Some(old_dir) = writer.dir {
                 for ((old, new), slab) in old_dir
@@ -363,7 +369,7 @@ impl Log {
         entry.base.store(block.ptr().as_ptr(), Ordering::Relaxed);
         writer.slabs.push(Slab { block, witnesses });
         writer.tail = None;
-        Some(slab)
+        Ok(slab)
     }
 
     /// Forgets every record; the slabs and directories go with the

@@ -20,11 +20,13 @@
 
 use hashbrown::HashTable;
 
-use super::alloc::try_box;
-use super::bytes::{bytes_eq, hash_bytes, hash_id, prefetch, prefetch_span, HashSeed, CACHE_LINE};
 use super::log::{Log, LogWriter, Ref};
 use super::record::Entry;
 use super::table::{Table, TableWriter};
+use crate::raw::alloc::{try_box, AllocError};
+use crate::raw::bytes::{
+    bytes_eq, hash_bytes, hash_id, prefetch, prefetch_span, HashSeed, CACHE_LINE,
+};
 use crate::sync::{self, AtomicBool, AtomicUsize, Mutex, MutexGuard, Ordering};
 
 /// What every hit reads, on a line of its own that misses write only to
@@ -59,17 +61,12 @@ pub(crate) struct RawShard {
     byte_cap: usize,
 }
 
-/// Refused by [`WriteGuard::insert`]: memory ran out, or the NC's log is full.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct AllocFailed;
-
 impl RawShard {
     /// An empty, open shard with room for `capacity` entries before its
     /// index first grows, and a byte cap for its owner to check. With a capacity of 0 it allocates nothing until the
-    /// first insert; otherwise it allocates the index now, and `None` says
-    /// that the allocation failed or the capacity is past what an index can
-    /// hold.
-    pub(crate) fn try_new(capacity: usize, byte_cap: usize) -> Option<Self> {
+    /// first insert; otherwise it allocates the index now, and refuses if
+    /// the allocation fails or the capacity is past what an index can hold.
+    pub(crate) fn try_new(capacity: usize, byte_cap: usize) -> Result<Self, AllocError> {
         let shard = RawShard {
             hot: Hot {
                 table: Table::new(),
@@ -85,11 +82,11 @@ impl RawShard {
         };
         if capacity > 0 {
             let mut guard = shard.write();
-            let writer = guard.writer_mut().ok()?;
-            shard.hot.table.init(&mut writer.table, capacity).ok()?;
+            let writer = guard.writer_mut()?;
+            shard.hot.table.init(&mut writer.table, capacity)?;
             drop(guard);
         }
-        Some(shard)
+        Ok(shard)
     }
 
     /// [`try_new`](Self::try_new), for tests.
@@ -268,14 +265,14 @@ impl<'a> WriteGuard<'a> {
     }
 
     /// The writer's state, made on first use.
-    fn writer_mut(&mut self) -> Result<&mut Writer, AllocFailed> {
+    fn writer_mut(&mut self) -> Result<&mut Writer, AllocError> {
         if self.writer.is_none() {
             let fresh = Writer {
                 log: LogWriter::default(),
                 table: TableWriter::default(),
                 by_id: HashTable::new(),
             };
-            *self.writer = Some(try_box(fresh).ok_or(AllocFailed)?);
+            *self.writer = Some(try_box(fresh).ok_or(AllocError)?);
         }
         Ok(self.writer.as_mut().expect("made above"))
     }
@@ -289,7 +286,7 @@ impl<'a> WriteGuard<'a> {
     /// bytes, is in the by-bytes table (an earlier insert may have been
     /// registered with a caller's id, or could not index it for lack of
     /// memory).
-    pub(crate) fn index_by_bytes(&mut self, entry: Entry<'a>) -> Result<(), AllocFailed> {
+    pub(crate) fn index_by_bytes(&mut self, entry: Entry<'a>) -> Result<(), AllocError> {
         let shard = self.shard;
         let Some(writer) = self.writer.as_mut() else {
             return Ok(());
@@ -313,12 +310,12 @@ impl<'a> WriteGuard<'a> {
                 unsafe { log.entry(Ref::from_bits(at)) }.id() == entry.id()
             })
             .copied()
-            .ok_or(AllocFailed)?;
+            .ok_or(AllocError)?;
         shard
             .hot
             .table
             .insert(&mut writer.table, hash, Ref::from_bits(at), shard.capacity)
-            .map_err(|_| AllocFailed)
+            .map_err(|_| AllocError)
     }
 
     /// Inserts `id → bytes`, which the shard must not hold under `id` (check
@@ -332,7 +329,7 @@ impl<'a> WriteGuard<'a> {
         id: u64,
         bytes: &[u8],
         id_is_hash: bool,
-    ) -> Result<(), AllocFailed> {
+    ) -> Result<(), AllocError> {
         debug_assert!(self.find_by_id(id).is_none());
         let shard = self.shard;
         let writer = self.writer_mut()?;
@@ -344,8 +341,8 @@ impl<'a> WriteGuard<'a> {
         writer
             .by_id
             .try_reserve(1, id_hash)
-            .map_err(|_| AllocFailed)?;
-        let at = log.append(&mut writer.log, id, bytes).ok_or(AllocFailed)?;
+            .map_err(|_| AllocError)?;
+        let at = log.append(&mut writer.log, id, bytes)?;
         writer
             .by_id
             .insert_unique(shard.id_hash(id), at.to_bits(), id_hash);

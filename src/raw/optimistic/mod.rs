@@ -1,0 +1,19 @@
+//! The optimistic strategy's shard:
+//!
+//! * [`record`]: the layout of one entry (length, id, bytes);
+//! * [`log`]: the records in insertion order, in fixed-size slabs, walkable
+//!   without a lock;
+//! * [`table`]: the by-bytes index that hits read without a lock, grown by
+//!   linear hashing;
+//! * [`shard`]: the three together with the writer lock and the by-id map;
+//! * [`witness`]: in loom builds only, loom-tracked cells standing in for
+//!   the records' bytes, so that the models see their publication.
+
+mod log;
+mod record;
+mod shard;
+mod table;
+mod witness;
+
+pub(crate) use self::record::Entry;
+pub(crate) use self::shard::RawShard;
