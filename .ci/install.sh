@@ -7,7 +7,6 @@ rustup component add rustfmt clippy
 if ! command -v valgrind >/dev/null || ! command -v gcc >/dev/null; then
     apt-get update -qq && apt-get install -y -qq valgrind gcc
 fi
-command -v cargo-hack >/dev/null || cargo install cargo-hack --locked
 # The pinned nightly: the image's nightly when it is that date (linked under
 # the pinned name, since this machine cannot fetch toolchains), else that
 # nightly installed where rustup can fetch it.
