@@ -38,8 +38,11 @@ started=$SECONDS
 # with fresh times: a build left by an earlier run must not look current.
 rm -rf "$tree"
 mkdir -p "$tree"
-(cd "$repo" && git ls-files -z --cached --others --exclude-standard) \
-    | (cd "$repo" && xargs -0 tar -cf - --) | tar -C "$tree" -xmf -
+# One tar reads the whole list (xargs would split a long one over several
+# tars, whose concatenated archives the extracting tar stops reading at the
+# first end-of-archive).
+(cd "$repo" && git ls-files -z --cached --others --exclude-standard \
+    | tar --null -T - -cf -) | tar -C "$tree" -xmf -
 
 build() {
     (cd "$tree" && cargo test --release -p loom-tests --test "$target" --no-run \
