@@ -1,6 +1,8 @@
 //! Snapshot files: round trips, atomic saves, merges, and every kind of bad
 //! file (each an error naming the problem and its offset, never a panic).
 
+mod common;
+
 use std::fs;
 use std::path::PathBuf;
 
@@ -43,16 +45,8 @@ fn read_err(bytes: &[u8]) -> LoadError {
 /// A file whose sections are as given, with correct checksums: to reach the
 /// checks behind them.
 fn forge(header_counts: [u64; 4], entries: &[u8], conflicts: &[u8]) -> Vec<u8> {
-    let mut header = Vec::new();
-    header.extend_from_slice(b"ISDBSNAP");
-    header.extend_from_slice(&1u32.to_le_bytes());
-    header.extend_from_slice(&0u32.to_le_bytes());
-    for count in header_counts {
-        header.extend_from_slice(&count.to_le_bytes());
-    }
-    header.extend_from_slice(&[0; 12]);
-    let mut file = Vec::new();
-    for section in [&header[..], entries, conflicts] {
+    let mut file = common::file_header(header_counts);
+    for section in [entries, conflicts] {
         file.extend_from_slice(section);
         file.extend_from_slice(&crc32fast::hash(section).to_le_bytes());
     }

@@ -5,6 +5,8 @@
 //! allocation the reading thread asks for, and can refuse large ones (a
 //! machine out of memory), which must be a `LoadError`, never an abort.
 
+mod common;
+
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::fs;
@@ -58,22 +60,6 @@ fn load_watched(path: &Path, refused_from: usize) -> (Result<Snapshot, LoadError
 
 const TIB: u64 = 1 << 40;
 
-/// A valid header claiming `counts` (entries, string bytes, conflicts,
-/// conflicts dropped), with its checksum: 64 bytes.
-fn header(counts: [u64; 4]) -> Vec<u8> {
-    let mut header = Vec::new();
-    header.extend_from_slice(b"ISDBSNAP");
-    header.extend_from_slice(&1u32.to_le_bytes());
-    header.extend_from_slice(&0u32.to_le_bytes());
-    for count in counts {
-        header.extend_from_slice(&count.to_le_bytes());
-    }
-    header.extend_from_slice(&[0; 12]);
-    let crc = crc32fast::hash(&header);
-    header.extend_from_slice(&crc.to_le_bytes());
-    header
-}
-
 /// `name` in a directory of its own: `bytes`, then zeros (a hole) to
 /// `length` bytes; `None`, with a message, if the filesystem refuses.
 fn sparse(name: &str, bytes: &[u8], length: u64) -> Option<PathBuf> {
@@ -103,7 +89,7 @@ fn counts_a_sparse_file_claims_allocate_nothing() {
     for (what, counts) in claims {
         let Some(path) = sparse(
             &format!("claims-{}", what.replace(' ', "-")),
-            &header(counts),
+            &common::file_header(counts),
             TIB,
         ) else {
             return;
@@ -133,7 +119,7 @@ fn counts_a_sparse_file_claims_allocate_nothing() {
 #[test]
 fn running_out_of_memory_while_reading_is_an_error() {
     const STRINGS: u64 = 64 << 20;
-    let mut bytes = header([1, STRINGS, 0, 0]);
+    let mut bytes = common::file_header([1, STRINGS, 0, 0]);
     bytes.extend_from_slice(&1u64.to_le_bytes());
     bytes.extend_from_slice(&STRINGS.to_le_bytes());
     let Some(path) = sparse("zeros", &bytes, 64 + 16 + STRINGS + 8) else {
