@@ -7,25 +7,31 @@
 #
 #   fuzz/long.sh                    # every target, 10^7 executions each
 #   RUNS=1000000 fuzz/long.sh c_abi # one target, fewer
+#   SANITIZER=none fuzz/long.sh     # no ASan: 2-4x the executions per second
+#   CMIN=0 SEED=2 fuzz/long.sh ops_model  # a second process on one corpus:
+#                                   # skip cmin, and a seed of its own
 #
 # Uses the nightly CI pins (NIGHTLY, default isdb-nightly-2026-05-19).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 nightly="${NIGHTLY:-isdb-nightly-2026-05-19}"
 runs="${RUNS:-10000000}"
+sanitizer="${SANITIZER:-address}"
+seed="${SEED:-0}"
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(c_abi ops_model snapshot_file)
 mkdir -p target/fuzz-logs
 for target in "${targets[@]}"; do
     corpus="fuzz/corpus/$target"
     mkdir -p "$corpus"
-    log="target/fuzz-logs/$target.log"
+    log="target/fuzz-logs/$target-$sanitizer-$seed.log"
     echo "== $target: $runs executions from $(ls "$corpus" | wc -l) inputs ($log)"
-    cargo +"$nightly" fuzz run "$target" "$corpus" -- \
-        -runs="$runs" -max_len=65536 -print_final_stats=1 >"$log" 2>&1 \
+    cargo +"$nightly" fuzz run -s "$sanitizer" "$target" "$corpus" -- \
+        -runs="$runs" -seed="$seed" -max_len=65536 -print_final_stats=1 >"$log" 2>&1 \
         || { tail -n 30 "$log"; exit 1; }
     grep -E 'stat::number_of_executed_units|stat::average_exec_per_sec' "$log"
-    cargo +"$nightly" fuzz cmin "$target" "$corpus" -- -max_len=65536 \
+    [ "${CMIN:-1}" = 1 ] || continue
+    cargo +"$nightly" fuzz cmin -s "$sanitizer" "$target" "$corpus" -- -max_len=65536 \
         >"target/fuzz-logs/$target.cmin.log" 2>&1
     echo "$target corpus: $(ls "$corpus" | wc -l) inputs, $(du -sh "$corpus" | cut -f1)"
 done

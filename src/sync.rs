@@ -47,8 +47,8 @@ pub(crate) use parking_lot::{
     RwLockWriteGuard as ParkingLotWriteGuard,
 };
 
-/// `OnceLock` for the process-global instance. Loom has none, and the global
-/// instance is not part of any loom model.
+/// `OnceLock` for the process-global instance and dashmap's shard count.
+/// Loom has none, and neither is part of any loom model.
 #[cfg(not(interner_loom))]
 pub(crate) use std::sync::OnceLock;
 

@@ -7,7 +7,7 @@
 mod model;
 
 use libfuzzer_sys::fuzz_target;
-use model::{check, Op};
+use model::{check_all, subject, Op, Subject};
 
 const NCS: usize = 3;
 const MASK: u64 = 0b11;
@@ -49,20 +49,20 @@ fn decode(data: &[u8]) -> Vec<Op> {
     ops
 }
 
-/// Checks `ops` on each strategy of the list, panicking at the first
-/// disagreement with the model.
-macro_rules! check_every_strategy {
-    ({ $ops:ident } $($module:ident: $strategy:path,)*) => {
-        $(
-            if let Err(disagreement) = check::<$strategy>(NCS, MASK, $ops) {
-                panic!("{disagreement}");
-            }
-        )*
+/// One db of each strategy of the list.
+macro_rules! every_strategy {
+    ({ $subjects:ident } $($module:ident: $strategy:path,)*) => {
+        $( $subjects.push(subject::<$strategy>(NCS, MASK)); )*
     };
 }
 
 fuzz_target!(|data: &[u8]| {
     let ops = decode(data);
-    let ops = &ops[..];
-    interned_string_db::__for_each_strategy!(check_every_strategy { ops });
+    let mut subjects: Vec<Box<dyn Subject>> = Vec::new();
+    interned_string_db::__for_each_strategy!(every_strategy { subjects });
+    // Every strategy in lockstep against one model, the first disagreement
+    // a panic.
+    if let Err(disagreement) = check_all(NCS, MASK, &subjects, &ops) {
+        panic!("{disagreement}");
+    }
 });

@@ -7,7 +7,7 @@ use dashmap::DashMap;
 use super::imp::{IdSource, Refusal, Sealed, Shard, ShardConfig, ShardStats};
 use super::parts::{compare, try_copy, ByteBudget, OpenFlag};
 use super::{Registered, Strategy};
-use crate::sync::{self, Mutex};
+use crate::sync::{self, Mutex, OnceLock};
 
 /// A strategy over `dashmap::DashMap<u64, Box<[u8]>>`: read-locks one of the
 /// map's internal shards on a hit, write-locks it on a miss.
@@ -42,16 +42,25 @@ pub struct DashMapShard {
     bytes: ByteBudget,
 }
 
+/// dashmap's own default sharding (4 × the CPUs, a power of two), made
+/// explicit: `try_reserve` reserves per internal shard, so the capacity is
+/// split by it. Computed once: `available_parallelism` reads cgroup files,
+/// and `DashMap::new` would call it for every shard of every db.
+fn internal_shards() -> usize {
+    static SHARDS: OnceLock<usize> = OnceLock::new();
+    *SHARDS.get_or_init(|| {
+        std::thread::available_parallelism()
+            .map_or(1, usize::from)
+            .saturating_mul(4)
+            .next_power_of_two()
+    })
+}
+
 impl Shard for DashMapShard {
     const GLOBAL_MERGE_LOCK: bool = false;
 
     fn new(config: &ShardConfig) -> Result<Self, Refusal> {
-        // dashmap's own default sharding, made explicit: its `try_reserve`
-        // reserves per internal shard, so the capacity is split here.
-        let shards = std::thread::available_parallelism()
-            .map_or(1, usize::from)
-            .saturating_mul(4)
-            .next_power_of_two();
+        let shards = internal_shards();
         let mut map = DashMap::with_capacity_and_shard_amount(0, shards);
         map.try_reserve(config.initial_capacity.div_ceil(shards))
             .map_err(|_| Refusal::OutOfMemory)?;
@@ -129,7 +138,7 @@ impl Shard for DashMapShard {
     }
 
     fn clear(&mut self) {
-        self.map = DashMap::new();
+        self.map = DashMap::with_capacity_and_shard_amount(0, internal_shards());
         *sync::lock(&self.order) = Vec::new();
         self.bytes.clear();
         self.open.set(true);

@@ -88,16 +88,84 @@ impl Model {
     }
 }
 
-/// Runs `ops` on a db of strategy `S` (`ncs` NCs, ids narrowed by `mask`)
-/// and on the model; the first disagreement is the error.
-pub(crate) fn check<S: Strategy>(ncs: usize, mask: u64, ops: &[Op]) -> Result<(), String> {
-    // The model stores every conflict; so must the db (no budget).
-    let db: InternedStringDb<S> = InternedStringDb::with_config(
+/// One db under test, whatever its strategy: what `check_all` asks of it.
+pub(crate) trait Subject {
+    fn name(&self) -> &'static str;
+    fn intern(&self, nc: usize, s: &[u8]) -> Result<(u64, Registered), Error>;
+    fn register(&self, nc: usize, id: u64, s: &[u8]) -> Result<Registered, Error>;
+    fn lookup(&self, nc: usize, s: &[u8]) -> Option<u64>;
+    fn resolve(&self, nc: usize, id: u64) -> Option<Vec<u8>>;
+    fn set_open(&self, nc: usize, open: bool) -> Result<(), Error>;
+    /// The snapshot's entries in id order and its conflicts.
+    fn snapshot(&self) -> (Vec<(u64, Vec<u8>)>, BTreeSet<Triple>);
+    /// (entries, conflicts) over every NC.
+    fn totals(&self) -> (usize, usize);
+}
+
+impl<S: Strategy> Subject for InternedStringDb<S> {
+    fn name(&self) -> &'static str {
+        S::NAME
+    }
+    fn intern(&self, nc: usize, s: &[u8]) -> Result<(u64, Registered), Error> {
+        self.intern_with_outcome(nc, s)
+    }
+    fn register(&self, nc: usize, id: u64, s: &[u8]) -> Result<Registered, Error> {
+        InternedStringDb::register(self, nc, id, s)
+    }
+    fn lookup(&self, nc: usize, s: &[u8]) -> Option<u64> {
+        self.lookup_bytes(nc, s)
+    }
+    fn resolve(&self, nc: usize, id: u64) -> Option<Vec<u8>> {
+        InternedStringDb::resolve(self, nc, id).map(|b| b.to_vec())
+    }
+    fn set_open(&self, nc: usize, open: bool) -> Result<(), Error> {
+        if open {
+            self.open_nc(nc)
+        } else {
+            self.close_nc(nc)
+        }
+    }
+    fn snapshot(&self) -> (Vec<(u64, Vec<u8>)>, BTreeSet<Triple>) {
+        let snapshot = InternedStringDb::snapshot(self);
+        let entries = snapshot.iter().map(|(id, s)| (id, s.to_vec())).collect();
+        let conflicts = snapshot
+            .conflicts()
+            .iter()
+            .map(|c| (c.id, c.kept.to_vec(), c.rejected.to_vec()))
+            .collect();
+        (entries, conflicts)
+    }
+    fn totals(&self) -> (usize, usize) {
+        (self.total_entries(), self.conflict_count())
+    }
+}
+
+/// A db of strategy `S` with `ncs` NCs and ids narrowed by `mask`, storing
+/// every conflict (the model does: no budget).
+pub(crate) fn subject<S: Strategy>(ncs: usize, mask: u64) -> Box<dyn Subject> {
+    Box::new(InternedStringDb::<S>::with_config(
         Config::new()
             .ncs(ncs)
             .conflict_budget(usize::MAX)
             .narrow_id_mask_for_tests(mask),
-    );
+    ))
+}
+
+/// Runs `ops` on a db of strategy `S` (`ncs` NCs, ids narrowed by `mask`)
+/// and on the model; the first disagreement is the error.
+pub(crate) fn check<S: Strategy>(ncs: usize, mask: u64, ops: &[Op]) -> Result<(), String> {
+    check_all(ncs, mask, &[subject::<S>(ncs, mask)], ops)
+}
+
+/// Runs `ops` on every db of `subjects` in lockstep and once on the model:
+/// each answer of each db is compared with the model's, step by step; the
+/// first disagreement is the error.
+pub(crate) fn check_all(
+    ncs: usize,
+    mask: u64,
+    subjects: &[Box<dyn Subject>],
+    ops: &[Op],
+) -> Result<(), String> {
     let mut model = Model {
         ncs,
         mask,
@@ -106,21 +174,29 @@ pub(crate) fn check<S: Strategy>(ncs: usize, mask: u64, ops: &[Op]) -> Result<()
         conflicts: vec![BTreeMap::new(); ncs],
     };
     for (step, op) in ops.iter().enumerate() {
-        let fail = |what: String| Err(format!("{}: step {step}, {op:?}: {what}", S::NAME));
+        // Compares every db's answer with the model's.
+        macro_rules! compare {
+            ($want:expr, |$db:ident| $got:expr) => {{
+                let want = $want;
+                for $db in subjects {
+                    let got = $got;
+                    if got != want {
+                        return Err(format!(
+                            "{}: step {step}, {op:?}: db {got:?}, model {want:?}",
+                            $db.name()
+                        ));
+                    }
+                }
+            }};
+        }
         match op {
             Op::Intern { nc, s } => {
-                let got = db.intern_with_outcome(*nc, s);
                 let id = model.id_of(s);
-                let want = model.store(*nc, id, s).map(|o| (id, o));
-                if got != want {
-                    return fail(format!("db {got:?}, model {want:?}"));
-                }
+                compare!(model.store(*nc, id, s).map(|o| (id, o)), |db| db
+                    .intern(*nc, s));
             }
             Op::Register { nc, id, s } => {
-                let (got, want) = (db.register(*nc, *id, s), model.store(*nc, *id, s));
-                if got != want {
-                    return fail(format!("db {got:?}, model {want:?}"));
-                }
+                compare!(model.store(*nc, *id, s), |db| db.register(*nc, *id, s));
             }
             Op::Lookup { nc, s } => {
                 let id = model.id_of(s);
@@ -130,66 +206,39 @@ pub(crate) fn check<S: Strategy>(ncs: usize, mask: u64, ops: &[Op]) -> Result<()
                     .and_then(|shard| shard.get(&id))
                     .filter(|kept| *kept == s)
                     .map(|_| id);
-                let got = db.lookup_bytes(*nc, s);
-                if got != want {
-                    return fail(format!("db {got:?}, model {want:?}"));
-                }
+                compare!(want, |db| db.lookup(*nc, s));
             }
             Op::Resolve { nc, id } => {
-                let got = db.resolve(*nc, *id).map(|b| b.to_vec());
                 let want = model
                     .shards
                     .get(*nc)
                     .and_then(|shard| shard.get(id))
                     .cloned();
-                if got != want {
-                    return fail(format!("db {got:?}, model {want:?}"));
-                }
+                compare!(want, |db| db.resolve(*nc, *id));
             }
             Op::Close(nc) | Op::Open(nc) => {
                 let open = matches!(op, Op::Open(_));
-                let got = if open {
-                    db.open_nc(*nc)
-                } else {
-                    db.close_nc(*nc)
-                };
                 let want = if *nc < ncs {
                     model.open[*nc] = open;
                     Ok(())
                 } else {
                     Err(Error::NcOutOfRange { nc: *nc, ncs })
                 };
-                if got != want {
-                    return fail(format!("db {got:?}, model {want:?}"));
-                }
+                compare!(want, |db| db.set_open(*nc, open));
             }
-            Op::Snapshot => {
-                let snapshot = db.snapshot();
-                let got: Vec<(u64, Vec<u8>)> =
-                    snapshot.iter().map(|(id, s)| (id, s.to_vec())).collect();
-                let got_conflicts: BTreeSet<Triple> = snapshot
-                    .conflicts()
-                    .iter()
-                    .map(|c| (c.id, c.kept.to_vec(), c.rejected.to_vec()))
-                    .collect();
-                let (want, want_conflicts) = model.snapshot();
-                if got != want || got_conflicts != want_conflicts {
-                    return fail(format!(
-                        "db {got:?} {got_conflicts:?}, model {want:?} {want_conflicts:?}"
-                    ));
-                }
-            }
+            Op::Snapshot => compare!(model.snapshot(), |db| db.snapshot()),
         }
     }
     let entries: usize = model.shards.iter().map(BTreeMap::len).sum();
     let conflicts: usize = model.conflicts.iter().map(BTreeMap::len).sum();
-    if db.total_entries() != entries || db.conflict_count() != conflicts {
-        return Err(format!(
-            "{}: totals: db {} entries, {} conflicts; model {entries}, {conflicts}",
-            S::NAME,
-            db.total_entries(),
-            db.conflict_count()
-        ));
+    for db in subjects {
+        let (got_entries, got_conflicts) = db.totals();
+        if (got_entries, got_conflicts) != (entries, conflicts) {
+            return Err(format!(
+                "{}: totals: db {got_entries} entries, {got_conflicts} conflicts; model {entries}, {conflicts}",
+                db.name()
+            ));
+        }
     }
     Ok(())
 }
