@@ -262,6 +262,42 @@ fn optimistic_hit_then_snapshot_holds_the_entry() {
     });
 }
 
+/// `resolve` races an insert that splits the by-bytes index (every insert
+/// past the first does in loom builds) and grows its segment directory: a
+/// stored id always resolves to its bytes, and the racing one to nothing or
+/// to all of its bytes. (`resolve` takes the NC's lock today; the model
+/// guards a lock-free by-id probe, whose false misses during a split must
+/// fall back to the lock: `docs/history.md`.)
+#[test]
+fn optimistic_resolve_races_split() {
+    let stored = names_where("i", 2, 3, |_| true);
+    let racing = names_where("r", 2, 1, |_| true).remove(0);
+    loom::model(move || {
+        let db = db::<OptimisticStrategy>(1);
+        for name in &stored {
+            db.intern(0, name).unwrap();
+        }
+        let writer = {
+            let (db, racing) = (Arc::clone(&db), racing.clone());
+            spawn(move || db.intern(0, &racing).unwrap())
+        };
+        let reader = {
+            let (db, stored, racing) = (Arc::clone(&db), stored.clone(), racing.clone());
+            spawn(move || {
+                for name in &stored {
+                    let bytes = db.resolve(0, get_id(name.as_bytes()));
+                    assert_eq!(bytes.as_deref(), Some(name.as_bytes()), "{name}");
+                }
+                check_visible(&db, 0, &racing);
+            })
+        };
+        writer.join().unwrap();
+        reader.join().unwrap();
+        let bytes = db.resolve(0, get_id(racing.as_bytes()));
+        assert_eq!(bytes.as_deref(), Some(racing.as_bytes()));
+    });
+}
+
 // ---------------------------------------------------------------------------
 // Walks.
 

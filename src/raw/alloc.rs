@@ -50,6 +50,10 @@ impl Drop for RawBlock {
 
 /// `value` on the heap, or `None` if the allocation fails.
 pub(crate) fn try_box<T>(value: T) -> Option<Box<T>> {
+    #[cfg(test)]
+    if refusals::refused() {
+        return None;
+    }
     let mut one = Vec::new();
     one.try_reserve_exact(1).ok()?;
     one.push(value);
@@ -57,4 +61,29 @@ pub(crate) fn try_box<T>(value: T) -> Option<Box<T>> {
     // SAFETY: a boxed one-element slice has the layout of `T`; ownership
     // moves from the slice's box to this one.
     Some(unsafe { Box::from_raw(raw) })
+}
+
+/// Unit tests' fault injection: [`try_box`] on this thread fails while
+/// armed.
+#[cfg(test)]
+pub(crate) mod refusals {
+    use std::cell::Cell;
+
+    std::thread_local! {
+        static ARMED: Cell<bool> = const { Cell::new(false) };
+    }
+
+    /// Makes every `try_box` on this thread fail until [`disarm`].
+    pub(crate) fn arm() {
+        ARMED.with(|a| a.set(true));
+    }
+
+    /// Ends [`arm`].
+    pub(crate) fn disarm() {
+        ARMED.with(|a| a.set(false));
+    }
+
+    pub(super) fn refused() -> bool {
+        ARMED.with(Cell::get)
+    }
 }

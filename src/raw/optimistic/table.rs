@@ -183,7 +183,11 @@ impl SegmentDir {
 pub(crate) struct TableWriter {
     /// Segments, each a `Box<[Bucket]>` of `SEGMENT_BUCKETS` turned raw.
     segments: Vec<NonNull<Bucket>>,
+    /// Overflow buckets linked into chains.
     overflow: Vec<NonNull<Bucket>>,
+    /// Empty overflow buckets allocated ahead (by [`Table::reserve`] and
+    /// before a split), so that placing words never fails half-way.
+    spare: Vec<NonNull<Bucket>>,
     /// The published directory.
     dir: Option<SegmentDir>,
     /// Directories replaced by bigger ones; readers may still hold them.
@@ -211,7 +215,7 @@ impl Drop for TableWriter {
             // the writer is dropped only when no reader can exist.
             drop(unsafe { Box::from_raw(slice) });
         }
-        for bucket in self.overflow.drain(..) {
+        for bucket in self.overflow.drain(..).chain(self.spare.drain(..)) {
             // SAFETY: came from `Box::into_raw`; as above.
             drop(unsafe { Box::from_raw(bucket.as_ptr()) });
         }
@@ -303,9 +307,8 @@ impl Table {
         Some(ptr::from_ref(Self::bucket(dir, shape.bucket_of(hash))).cast())
     }
 
-    /// Adds the word of `(hash, at)`. Only the writer calls this, for a key
-    /// the table does not hold. Then splits buckets while the load asks for
-    /// it; a split that cannot allocate is left for a later insert.
+    /// Adds the word of `(hash, at)`: [`reserve`](Self::reserve), then
+    /// [`insert_reserved`](Self::insert_reserved).
     pub(crate) fn insert(
         &self,
         writer: &mut TableWriter,
@@ -313,17 +316,34 @@ impl Table {
         at: Ref,
         capacity: usize,
     ) -> Result<(), AllocError> {
+        self.reserve(writer, capacity)?;
+        self.insert_reserved(writer, hash, at);
+        Ok(())
+    }
+
+    /// Allocates what the next [`insert_reserved`](Self::insert_reserved)
+    /// needs: the first directory and segments (room for `capacity`
+    /// entries) if the table has none, and a spare overflow bucket. Only the
+    /// writer calls this.
+    fn reserve(&self, writer: &mut TableWriter, capacity: usize) -> Result<(), AllocError> {
         if self.dir.load(Ordering::Relaxed).is_null() {
             self.init(writer, capacity)?;
         }
-        let shape = Shape::unpack(self.shape.load(Ordering::Relaxed));
         writer.overflow.try_reserve(1).map_err(|_| AllocError)?;
-        self.place(writer, shape.bucket_of(hash), word_of(hash, at))?;
+        stock_spares(writer, 1)
+    }
+
+    /// Adds the word of `(hash, at)`, after a [`reserve`](Self::reserve):
+    /// it cannot fail. Only the writer calls this, for a key the table does
+    /// not hold. Then splits buckets while the load asks for it; a split
+    /// that cannot allocate is left for a later insert.
+    fn insert_reserved(&self, writer: &mut TableWriter, hash: u64, at: Ref) {
+        let shape = Shape::unpack(self.shape.load(Ordering::Relaxed));
+        self.place(writer, shape.bucket_of(hash), word_of(hash, at));
         writer.entries += 1;
         if writer.entries > LOAD * shape.buckets() {
             self.split(writer, shape);
         }
-        Ok(())
     }
 
     /// The first directory and segments: room for `capacity` entries at
@@ -364,10 +384,10 @@ impl Table {
         Ok(())
     }
 
-    /// Stores `word` into an empty slot of bucket `index`'s chain, adding an
-    /// overflow bucket if the chain is full (`writer.overflow` has room for
-    /// one more).
-    fn place(&self, writer: &mut TableWriter, index: usize, word: u64) -> Result<(), AllocError> {
+    /// Stores `word` into an empty slot of bucket `index`'s chain, linking a
+    /// spare overflow bucket if the chain is full (the caller stocked one,
+    /// and `writer.overflow` has room for it).
+    fn place(&self, writer: &mut TableWriter, index: usize, word: u64) {
         let mut bucket = Self::bucket(writer.current_dir(), index);
         loop {
             for slot in &bucket.words {
@@ -375,7 +395,7 @@ impl Table {
                 if slot.load(Ordering::Relaxed) == 0 {
                     // Publishes the record behind the ref (see `find`).
                     slot.store(word, Ordering::Release);
-                    return Ok(());
+                    return;
                 }
             }
             let next = bucket.next.load(Ordering::Relaxed);
@@ -385,13 +405,13 @@ impl Table {
             // SAFETY: a linked overflow bucket, live until `&mut`.
             bucket = unsafe { &*next };
         }
-        let fresh = Bucket::new();
-        fresh.words[0].store(word, Ordering::Relaxed);
-        let overflow = try_box(fresh).ok_or(AllocError)?;
+        let overflow = writer.spare.pop().expect("a spare bucket stocked");
+        // SAFETY: a spare bucket is live, empty, and shared with no reader
+        // until the link below.
+        unsafe { overflow.as_ref() }.words[0].store(word, Ordering::Relaxed);
         writer.overflow.push(overflow);
         // Publishes the new bucket and the word in it.
         bucket.next.store(overflow.as_ptr(), Ordering::Release);
-        Ok(())
     }
 
     /// Splits up to `SPLITS_PER_STEP` buckets, then publishes the new shape.
@@ -431,7 +451,11 @@ impl Table {
 
     /// Copies the words of bucket `source` whose hash has bit `level` set
     /// into the empty bucket `target`, noting their old slots in `moved`.
-    /// All-or-nothing: the overflow buckets it needs are allocated first.
+    /// All-or-nothing: every allocation it needs comes first, so that a
+    /// failure leaves no word copied. (A word copied into a bucket that the
+    /// published shape does not reach would have its original cleared, and
+    /// its entry drop out of the table: until it was indexed again, every
+    /// hit on it would take the lock.)
     fn split_one<'t>(
         &'t self,
         writer: &mut TableWriter,
@@ -459,9 +483,10 @@ impl Table {
         }
         let extra = movers.len().saturating_sub(1) / WORDS;
         writer.overflow.try_reserve(extra).map_err(|_| AllocError)?;
+        stock_spares(writer, extra)?;
         moved.try_reserve(movers.len()).map_err(|_| AllocError)?;
         for slot in movers {
-            self.place(writer, target, slot.load(Ordering::Relaxed))?;
+            self.place(writer, target, slot.load(Ordering::Relaxed));
             moved.push(slot);
         }
         Ok(())
@@ -510,6 +535,18 @@ fn try_box<T>(value: T) -> Option<NonNull<T>> {
     crate::raw::alloc::try_box(value).map(|b| NonNull::from(Box::leak(b)))
 }
 
+/// Makes sure the writer holds at least `count` spare buckets.
+fn stock_spares(writer: &mut TableWriter, count: usize) -> Result<(), AllocError> {
+    writer
+        .spare
+        .try_reserve(count.saturating_sub(writer.spare.len()))
+        .map_err(|_| AllocError)?;
+    while writer.spare.len() < count {
+        writer.spare.push(try_box(Bucket::new()).ok_or(AllocError)?);
+    }
+    Ok(())
+}
+
 /// A segment of empty buckets, or `None` if the allocation fails.
 fn new_segment() -> Option<NonNull<Bucket>> {
     let mut buckets = Vec::new();
@@ -517,4 +554,59 @@ fn new_segment() -> Option<NonNull<Bucket>> {
     buckets.extend((0..SEGMENT_BUCKETS).map(|_| Bucket::new()));
     let raw = Box::into_raw(buckets.into_boxed_slice());
     NonNull::new(raw.cast::<Bucket>())
+}
+
+#[cfg(all(test, not(interner_loom)))]
+mod tests {
+    use super::*;
+    use crate::raw::alloc::refusals;
+
+    /// Whether the table finds every ref of `keys` (hash, ref bits).
+    fn finds_all(table: &Table, keys: &[(u64, u32)]) -> bool {
+        keys.iter()
+            .all(|&(hash, at)| table.find(hash, |r| r.to_bits() == at).is_some())
+    }
+
+    #[test]
+    fn a_split_that_cannot_allocate_loses_no_word() {
+        let (table, mut writer) = (Table::new(), TableWriter::default());
+        table.reserve(&mut writer, 0).unwrap();
+        let buckets = SEGMENT_BUCKETS as u64;
+        let level = buckets.trailing_zeros();
+        // Bucket 0 holds 3 × WORDS keys that its split moves (bit `level`
+        // set): the new bucket needs two overflow buckets. The rest fill the
+        // other buckets up to the load that splits.
+        let movers = (0..3 * WORDS as u64).map(|k| (1 << level) | (k << (level + 1)));
+        let others = (0..).map(|k| 1 + k % (buckets - 1) + (k << (level + 1)));
+        let keys: Vec<(u64, u32)> = movers
+            .chain(others)
+            .take(LOAD * SEGMENT_BUCKETS + 1)
+            .zip(0..)
+            .collect();
+        let (last, first) = keys.split_last().unwrap();
+        for &(hash, at) in first {
+            table
+                .insert(&mut writer, hash, Ref::from_bits(at), 0)
+                .unwrap();
+        }
+        assert!(finds_all(&table, first));
+        // The insert that splits bucket 0, with no overflow bucket to be had.
+        table.reserve(&mut writer, 0).unwrap();
+        refusals::arm();
+        table.insert_reserved(&mut writer, last.0, Ref::from_bits(last.1));
+        refusals::disarm();
+        assert!(finds_all(&table, &keys), "a failed split lost words");
+        assert_eq!(
+            Shape::unpack(table.shape.load(Ordering::Relaxed)).split,
+            0,
+            "the split did not happen"
+        );
+        // The next insert splits.
+        let next = (2, u32::try_from(keys.len()).unwrap());
+        table
+            .insert(&mut writer, next.0, Ref::from_bits(next.1), 0)
+            .unwrap();
+        assert!(Shape::unpack(table.shape.load(Ordering::Relaxed)).split > 0);
+        assert!(finds_all(&table, &keys) && finds_all(&table, &[next]));
+    }
 }
