@@ -175,9 +175,17 @@ impl<S: Strategy> InternedStringDb<S> {
         self.intern_slow(nc, bytes)
     }
 
+    /// After `find_hit` missed (or `nc` is out of range).
     #[inline(never)]
     fn intern_slow(&self, nc: usize, bytes: &[u8]) -> Result<u64, Error> {
-        self.intern_with_outcome(nc, bytes).map(|(id, _)| id)
+        if bytes.is_empty() {
+            return Err(Error::EmptyString);
+        }
+        let id = self.id_of(bytes);
+        self.store_with(nc, id, bytes, |shard, on_conflict| {
+            shard.register_after_miss(id, bytes, on_conflict)
+        })
+        .map(|_| id)
     }
 
     /// Interns every name of `names` into NC `nc`, in order, writing their
@@ -280,24 +288,38 @@ impl<S: Strategy> InternedStringDb<S> {
         if bytes.is_empty() {
             return Err(Error::EmptyString);
         }
+        self.store_with(nc, id, bytes, |shard, on_conflict| {
+            shard.register(id, bytes, source, on_conflict)
+        })
+    }
+
+    /// Calls `register` (a shard's register of `id → bytes`) on NC `nc`'s
+    /// shard with the recorder of a conflict on `id`, and maps a refusal to
+    /// its error.
+    fn store_with(
+        &self,
+        nc: usize,
+        id: u64,
+        bytes: &[u8],
+        register: impl FnOnce(&S::Shard, &dyn Fn(&[u8])) -> Result<Registered, Refusal>,
+    ) -> Result<Registered, Error> {
         let ctx = self.context(nc)?;
-        ctx.shard
-            .register(id, bytes, source, |kept| {
-                ctx.conflicts.record(nc, id, kept, bytes)
-            })
-            .map_err(|refusal| match refusal {
-                Refusal::Closed => Error::NcClosed { nc },
-                Refusal::CapReached { used, cap } => Error::CapReached {
-                    nc,
-                    cap,
-                    used,
-                    needed: bytes.len(),
-                },
-                Refusal::OutOfMemory => Error::OutOfMemory {
-                    nc,
-                    needed: bytes.len(),
-                },
-            })
+        register(&ctx.shard, &|kept| {
+            ctx.conflicts.record(nc, id, kept, bytes)
+        })
+        .map_err(|refusal| match refusal {
+            Refusal::Closed => Error::NcClosed { nc },
+            Refusal::CapReached { used, cap } => Error::CapReached {
+                nc,
+                cap,
+                used,
+                needed: bytes.len(),
+            },
+            Refusal::OutOfMemory => Error::OutOfMemory {
+                nc,
+                needed: bytes.len(),
+            },
+        })
     }
 
     /// The id of `s` if NC `nc`'s shard holds exactly `s`; never inserts.

@@ -145,6 +145,20 @@ pub(crate) mod imp {
             on_conflict: impl FnOnce(&[u8]),
         ) -> Result<Registered, Refusal>;
 
+        /// [`register`](Self::register) of the db's id of `bytes`
+        /// (`IdSource::Hash`) right after [`find_hit`](Self::find_hit)
+        /// missed: a strategy whose `register` would probe the same way
+        /// first skips that probe. The default is `register`.
+        #[inline]
+        fn register_after_miss(
+            &self,
+            id: u64,
+            bytes: &[u8],
+            on_conflict: impl FnOnce(&[u8]),
+        ) -> Result<Registered, Refusal> {
+            self.register(id, bytes, IdSource::Hash, on_conflict)
+        }
+
         /// The hit fast path: the id of `bytes` if the shard is open and
         /// holds exactly `bytes` under the db's id of `bytes`, found without
         /// blocking and, where the strategy can, without hashing. A strategy

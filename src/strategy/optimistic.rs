@@ -108,6 +108,18 @@ impl Shard for OptimisticShard {
         register_miss(self, id, bytes, source, on_conflict)
     }
 
+    /// `find_hit` just missed: straight to the lock (a second lock-free
+    /// probe would read the same bucket and miss again, but for an insert
+    /// in between, which the locked re-check finds anyway).
+    fn register_after_miss(
+        &self,
+        id: u64,
+        bytes: &[u8],
+        on_conflict: impl FnOnce(&[u8]),
+    ) -> Result<Registered, Refusal> {
+        register_miss(self, id, bytes, IdSource::Hash, on_conflict)
+    }
+
     fn with_entry<R>(&self, id: u64, f: impl FnOnce(&[u8]) -> R) -> Option<R> {
         // `find_by_id` releases the lock before returning: `f` may call back
         // into the db.
