@@ -236,6 +236,7 @@ impl RawShard {
                 unreachable!("reserved above")
             });
         });
+        debug_assert_eq!(grown.len(), self.len(), "every entry, once");
         Ok(grown)
     }
 
