@@ -3,6 +3,9 @@
 use std::io::Write;
 use std::process::{Command, Stdio};
 
+#[path = "../../tests/common/snapshot_header.rs"]
+mod snapshot_header;
+
 fn stringdb() -> Command {
     Command::new(env!("CARGO_BIN_EXE_stringdb"))
 }
@@ -285,16 +288,7 @@ fn a_sparse_file_claiming_huge_counts_fails_cleanly() {
         ("conflicts", [0, 0, (TIB - 72) / 24, 0]),
     ];
     for (what, counts) in claims {
-        let mut header = Vec::new();
-        header.extend_from_slice(b"ISDBSNAP");
-        header.extend_from_slice(&1u32.to_le_bytes());
-        header.extend_from_slice(&0u32.to_le_bytes());
-        for count in counts {
-            header.extend_from_slice(&count.to_le_bytes());
-        }
-        header.extend_from_slice(&[0; 12]);
-        let crc = crc32fast::hash(&header);
-        header.extend_from_slice(&crc.to_le_bytes());
+        let header = snapshot_header::file_header(counts);
         let path = dir.join(format!("{what}.isdb"));
         fs::write(&path, &header).unwrap();
         let file = fs::OpenOptions::new().write(true).open(&path).unwrap();

@@ -46,20 +46,7 @@ pub(crate) fn name(thread: usize, i: usize) -> String {
     format!("model_{}/layer_{}/tensor_{thread}_{i}", i % 7, i % 97)
 }
 
-/// The 64-byte header of a snapshot file (`docs/snapshot-format.md`)
-/// claiming `counts` (entries, string bytes, conflicts, conflicts dropped),
-/// its checksum included: for tests that forge files.
 #[allow(dead_code)]
-pub(crate) fn file_header(counts: [u64; 4]) -> Vec<u8> {
-    let mut header = Vec::new();
-    header.extend_from_slice(b"ISDBSNAP");
-    header.extend_from_slice(&1u32.to_le_bytes());
-    header.extend_from_slice(&0u32.to_le_bytes());
-    for count in counts {
-        header.extend_from_slice(&count.to_le_bytes());
-    }
-    header.extend_from_slice(&[0; 12]);
-    let crc = crc32fast::hash(&header);
-    header.extend_from_slice(&crc.to_le_bytes());
-    header
-}
+mod snapshot_header;
+#[allow(unused_imports)]
+pub(crate) use snapshot_header::file_header;
