@@ -218,18 +218,18 @@ impl RawShard {
         self.write().find_by_id(id)
     }
 
-    /// A by-id map of every entry with room for at least `needed` and twice
-    /// the entries (amortised growth), built by walking the log: its records
+    /// A by-id map of every entry with room for twice the entries (at least
+    /// 4: amortised growth), built by walking the log: its records
     /// are read in address order, where letting `hashbrown` grow the map
     /// would read each record it moves for its id, in hash order, a cache
     /// miss apiece once the log outgrows the cache (13% of a miss's time at
     /// 10^6 entries, `docs/history.md`). Called under the writer lock, so
     /// the walk sees every entry. On an allocation failure the old map is
     /// kept.
-    fn by_id_grown(&self, needed: usize) -> Result<HashTable<u32>, AllocError> {
+    fn by_id_grown(&self) -> Result<HashTable<u32>, AllocError> {
         let mut grown = HashTable::new();
         grown
-            .try_reserve(needed.max(2 * self.len()).max(4), |_| 0)
+            .try_reserve((2 * self.len()).max(4), |_| 0)
             .map_err(|_| AllocError)?;
         self.hot.log.walk_from(Ref::default(), |at, entry| {
             grown.insert_unique(self.id_hash(entry.id()), at.to_bits(), |_| {
@@ -357,7 +357,7 @@ impl<'a> WriteGuard<'a> {
         let writer = self.writer_mut()?;
         let log = &shard.hot.log;
         if writer.by_id.len() == writer.by_id.capacity() {
-            writer.by_id = shard.by_id_grown(writer.by_id.len() + 1)?;
+            writer.by_id = shard.by_id_grown()?;
         }
         let at = log.append(&mut writer.log, id, bytes)?;
         writer
