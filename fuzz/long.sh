@@ -10,6 +10,8 @@
 #   SANITIZER=none fuzz/long.sh     # no ASan: 2-4x the executions per second
 #   CMIN=0 SEED=2 fuzz/long.sh ops_model  # a second process on one corpus:
 #                                   # skip cmin, and a seed of its own
+#   TRACE_COMPARES=0 fuzz/long.sh   # no comparison tracing: about 2x the
+#                                   # executions of a comparison-heavy target
 #
 # Uses the nightly CI pins (NIGHTLY, default isdb-nightly-2026-05-19).
 set -euo pipefail
@@ -18,6 +20,8 @@ nightly="${NIGHTLY:-isdb-nightly-2026-05-19}"
 runs="${RUNS:-10000000}"
 sanitizer="${SANITIZER:-address}"
 seed="${SEED:-0}"
+build=(-s "$sanitizer")
+[ "${TRACE_COMPARES:-1}" = 1 ] || build+=(--no-trace-compares)
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(c_abi ops_model snapshot_file)
 mkdir -p target/fuzz-logs
@@ -26,12 +30,12 @@ for target in "${targets[@]}"; do
     mkdir -p "$corpus"
     log="target/fuzz-logs/$target-$sanitizer-$seed.log"
     echo "== $target: $runs executions from $(ls "$corpus" | wc -l) inputs ($log)"
-    cargo +"$nightly" fuzz run -s "$sanitizer" "$target" "$corpus" -- \
+    cargo +"$nightly" fuzz run "${build[@]}" "$target" "$corpus" -- \
         -runs="$runs" -seed="$seed" -max_len=65536 -print_final_stats=1 >"$log" 2>&1 \
         || { tail -n 30 "$log"; exit 1; }
     grep -E 'stat::number_of_executed_units|stat::average_exec_per_sec' "$log"
     [ "${CMIN:-1}" = 1 ] || continue
-    cargo +"$nightly" fuzz cmin -s "$sanitizer" "$target" "$corpus" -- -max_len=65536 \
+    cargo +"$nightly" fuzz cmin "${build[@]}" "$target" "$corpus" -- -max_len=65536 \
         >"target/fuzz-logs/$target.cmin.log" 2>&1
     echo "$target corpus: $(ls "$corpus" | wc -l) inputs, $(du -sh "$corpus" | cut -f1)"
 done
