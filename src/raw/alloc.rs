@@ -63,8 +63,21 @@ pub(crate) fn try_box<T>(value: T) -> Option<Box<T>> {
     Some(unsafe { Box::from_raw(raw) })
 }
 
-/// Unit tests' fault injection: [`try_box`] on this thread fails while
-/// armed.
+/// `len` values made by `make` in one heap block, or `None` if the
+/// allocation fails.
+pub(crate) fn try_boxed_slice<T>(len: usize, make: impl FnMut() -> T) -> Option<Box<[T]>> {
+    #[cfg(test)]
+    if refusals::refused() {
+        return None;
+    }
+    let mut values = Vec::new();
+    values.try_reserve_exact(len).ok()?;
+    values.extend(core::iter::repeat_with(make).take(len));
+    Some(values.into_boxed_slice())
+}
+
+/// Unit tests' fault injection: [`try_box`] and [`try_boxed_slice`] on this
+/// thread fail while armed.
 #[cfg(test)]
 pub(crate) mod refusals {
     use std::cell::Cell;
@@ -73,7 +86,8 @@ pub(crate) mod refusals {
         static ARMED: Cell<bool> = const { Cell::new(false) };
     }
 
-    /// Makes every `try_box` on this thread fail until [`disarm`].
+    /// Makes every `try_box` and `try_boxed_slice` on this thread fail
+    /// until [`disarm`].
     pub(crate) fn arm() {
         ARMED.with(|a| a.set(true));
     }

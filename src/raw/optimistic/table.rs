@@ -70,6 +70,10 @@ const SPLITS_PER_STEP: usize = 8;
 #[cfg(interner_loom)]
 const SPLITS_PER_STEP: usize = 1;
 
+// A step splits each bucket at most once: a table has at least
+// `SEGMENT_BUCKETS` buckets, so a level has at least that many to split.
+const _: () = assert!(SPLITS_PER_STEP <= SEGMENT_BUCKETS);
+
 /// A table may have at most `2^MAX_LEVEL` buckets: the slot word holds 32
 /// bits of hash.
 const MAX_LEVEL: u32 = 31;
@@ -183,10 +187,13 @@ impl SegmentDir {
 pub(crate) struct TableWriter {
     /// Segments, each a `Box<[Bucket]>` of `SEGMENT_BUCKETS` turned raw.
     segments: Vec<NonNull<Bucket>>,
-    /// Overflow buckets linked into chains.
-    overflow: Vec<NonNull<Bucket>>,
-    /// Empty overflow buckets allocated ahead (by [`Table::reserve`] and
-    /// before a split), so that placing words never fails half-way.
+    /// Blocks of `SEGMENT_BUCKETS` overflow buckets, handed out in order:
+    /// one allocation per 4 KiB, not one per bucket.
+    pools: Vec<NonNull<Bucket>>,
+    /// Buckets of the last pool not handed out yet.
+    pool_left: usize,
+    /// Empty overflow buckets taken ahead (by [`Table::reserve`] and before
+    /// a split), so that placing words never fails half-way.
     spare: Vec<NonNull<Bucket>>,
     /// The published directory.
     dir: Option<SegmentDir>,
@@ -209,15 +216,12 @@ impl TableWriter {
 
 impl Drop for TableWriter {
     fn drop(&mut self) {
-        for segment in self.segments.drain(..) {
-            let slice = ptr::slice_from_raw_parts_mut(segment.as_ptr(), SEGMENT_BUCKETS);
-            // SAFETY: came from `Box::into_raw` of a `SEGMENT_BUCKETS` slice;
-            // the writer is dropped only when no reader can exist.
+        for block in self.segments.drain(..).chain(self.pools.drain(..)) {
+            let slice = ptr::slice_from_raw_parts_mut(block.as_ptr(), SEGMENT_BUCKETS);
+            // SAFETY: came from `Box::into_raw` of a `SEGMENT_BUCKETS` slice
+            // (`new_segment`); the writer is dropped only when no reader can
+            // exist. Spares and linked overflow buckets lie in the pools.
             drop(unsafe { Box::from_raw(slice) });
-        }
-        for bucket in self.overflow.drain(..).chain(self.spare.drain(..)) {
-            // SAFETY: came from `Box::into_raw`; as above.
-            drop(unsafe { Box::from_raw(bucket.as_ptr()) });
         }
         for dir in self.retired_dirs.drain(..).chain(self.dir.take()) {
             // SAFETY: as above; each directory is held once.
@@ -329,7 +333,6 @@ impl Table {
         if self.dir.load(Ordering::Relaxed).is_null() {
             self.init(writer, capacity)?;
         }
-        writer.overflow.try_reserve(1).map_err(|_| AllocError)?;
         stock_spares(writer, 1)
     }
 
@@ -385,8 +388,7 @@ impl Table {
     }
 
     /// Stores `word` into an empty slot of bucket `index`'s chain, linking a
-    /// spare overflow bucket if the chain is full (the caller stocked one,
-    /// and `writer.overflow` has room for it).
+    /// spare overflow bucket if the chain is full (the caller stocked one).
     fn place(&self, writer: &mut TableWriter, index: usize, word: u64) {
         let mut bucket = Self::bucket(writer.current_dir(), index);
         loop {
@@ -409,29 +411,32 @@ impl Table {
         // SAFETY: a spare bucket is live, empty, and shared with no reader
         // until the link below.
         unsafe { overflow.as_ref() }.words[0].store(word, Ordering::Relaxed);
-        writer.overflow.push(overflow);
         // Publishes the new bucket and the word in it.
         bucket.next.store(overflow.as_ptr(), Ordering::Release);
     }
 
     /// Splits up to `SPLITS_PER_STEP` buckets, then publishes the new shape.
+    /// Allocates nothing but the buckets themselves: the moved words are
+    /// found again, for clearing, by their hash bit.
     fn split(&self, writer: &mut TableWriter, shape: Shape) {
         let mut next = shape;
-        let mut moved: Vec<&AtomicU64> = Vec::new();
-        for _ in 0..SPLITS_PER_STEP {
+        // The buckets split, each with the hash bit its movers had set.
+        let mut split = [(0, 0); SPLITS_PER_STEP];
+        let mut splits = 0;
+        while splits < SPLITS_PER_STEP {
             if next.level >= MAX_LEVEL || writer.entries <= LOAD * next.buckets() {
                 break;
             }
             let target = next.buckets();
-            if self.ensure_segment(writer, target).is_err() {
-                break;
-            }
-            if self
-                .split_one(writer, next.split, target, next.level, &mut moved)
-                .is_err()
+            if self.ensure_segment(writer, target).is_err()
+                || self
+                    .split_one(writer, next.split, target, next.level)
+                    .is_err()
             {
                 break;
             }
+            split[splits] = (next.split, next.level);
+            splits += 1;
             next.split += 1;
             if next.split == 1 << next.level {
                 next = Shape {
@@ -443,53 +448,71 @@ impl Table {
         // Readers with the new shape look in the new buckets, whose words
         // were stored before this release.
         self.shape.store(next.pack(), Ordering::Release);
-        for slot in moved {
-            // Relaxed: a reader that reads the cleared slot only misses.
-            slot.store(0, Ordering::Relaxed);
+        // A bucket splits at most once a step (a step splits fewer buckets
+        // than a level has), and only the writer stores: the words of a
+        // split bucket with its hash bit set are exactly those it copied.
+        for &(source, level) in &split[..splits] {
+            self.for_each_slot(writer, source, |slot| {
+                let word = slot.load(Ordering::Relaxed);
+                if word != 0 && (word >> level) & 1 == 1 {
+                    // Relaxed: a reader that reads the cleared slot only
+                    // misses.
+                    slot.store(0, Ordering::Relaxed);
+                }
+            });
         }
     }
 
-    /// Copies the words of bucket `source` whose hash has bit `level` set
-    /// into the empty bucket `target`, noting their old slots in `moved`.
-    /// All-or-nothing: every allocation it needs comes first, so that a
-    /// failure leaves no word copied. (A word copied into a bucket that the
-    /// published shape does not reach would have its original cleared, and
-    /// its entry drop out of the table: until it was indexed again, every
-    /// hit on it would take the lock.)
-    fn split_one<'t>(
-        &'t self,
-        writer: &mut TableWriter,
-        source: usize,
-        target: usize,
-        level: u32,
-        moved: &mut Vec<&'t AtomicU64>,
-    ) -> Result<(), AllocError> {
-        let mut movers = Vec::new();
-        let mut bucket = Self::bucket(writer.current_dir(), source);
+    /// Calls `f` on every slot of bucket `index`'s chain, in order.
+    fn for_each_slot(&self, writer: &TableWriter, index: usize, mut f: impl FnMut(&AtomicU64)) {
+        let mut bucket = Self::bucket(writer.current_dir(), index);
         loop {
-            for slot in &bucket.words {
-                let word = slot.load(Ordering::Relaxed);
-                if word != 0 && (word >> level) & 1 == 1 {
-                    movers.try_reserve(1).map_err(|_| AllocError)?;
-                    movers.push(slot);
-                }
-            }
+            bucket.words.iter().for_each(&mut f);
             let next = bucket.next.load(Ordering::Relaxed);
             if next.is_null() {
-                break;
+                return;
             }
             // SAFETY: a linked overflow bucket, live until `&mut`.
             bucket = unsafe { &*next };
         }
-        let extra = movers.len().saturating_sub(1) / WORDS;
-        writer.overflow.try_reserve(extra).map_err(|_| AllocError)?;
-        stock_spares(writer, extra)?;
-        moved.try_reserve(movers.len()).map_err(|_| AllocError)?;
-        for slot in movers {
-            self.place(writer, target, slot.load(Ordering::Relaxed));
-            moved.push(slot);
+    }
+
+    /// Copies the words of bucket `source` whose hash has bit `level` set
+    /// into the empty bucket `target` (the caller clears the originals
+    /// once the shape that reaches `target` is published). All-or-nothing:
+    /// every allocation it needs comes first, so that a failure leaves no
+    /// word copied. (A word copied into a bucket that the published shape
+    /// does not reach would have its original cleared, and its entry drop
+    /// out of the table: until it was indexed again, every hit on it would
+    /// take the lock.)
+    fn split_one(
+        &self,
+        writer: &mut TableWriter,
+        source: usize,
+        target: usize,
+        level: u32,
+    ) -> Result<(), AllocError> {
+        let moves = |word: u64| word != 0 && (word >> level) & 1 == 1;
+        let mut movers = 0;
+        self.for_each_slot(writer, source, |slot| {
+            movers += usize::from(moves(slot.load(Ordering::Relaxed)));
+        });
+        stock_spares(writer, movers.saturating_sub(1) / WORDS)?;
+        let mut bucket = Self::bucket(writer.current_dir(), source);
+        loop {
+            for slot in &bucket.words {
+                let word = slot.load(Ordering::Relaxed);
+                if moves(word) {
+                    self.place(writer, target, word);
+                }
+            }
+            let next = bucket.next.load(Ordering::Relaxed);
+            if next.is_null() {
+                return Ok(());
+            }
+            // SAFETY: a linked overflow bucket, live until `&mut`.
+            bucket = unsafe { &*next };
         }
-        Ok(())
     }
 
     /// Makes sure bucket `index` has a segment, growing the directory if
@@ -529,30 +552,37 @@ impl Table {
     }
 }
 
-/// `value` on the heap as a raw pointer, or `None` if the allocation fails;
-/// free it with `Box::from_raw`.
-fn try_box<T>(value: T) -> Option<NonNull<T>> {
-    crate::raw::alloc::try_box(value).map(|b| NonNull::from(Box::leak(b)))
-}
-
-/// Makes sure the writer holds at least `count` spare buckets.
+/// Makes sure the writer holds at least `count` spare buckets, taken from
+/// the pools.
 fn stock_spares(writer: &mut TableWriter, count: usize) -> Result<(), AllocError> {
     writer
         .spare
         .try_reserve(count.saturating_sub(writer.spare.len()))
         .map_err(|_| AllocError)?;
     while writer.spare.len() < count {
-        writer.spare.push(try_box(Bucket::new()).ok_or(AllocError)?);
+        if writer.pool_left == 0 {
+            writer.pools.try_reserve(1).map_err(|_| AllocError)?;
+            writer.pools.push(new_segment().ok_or(AllocError)?);
+            writer.pool_left = SEGMENT_BUCKETS;
+        }
+        let pool = *writer.pools.last().expect("a pool");
+        writer.pool_left -= 1;
+        // SAFETY: below `SEGMENT_BUCKETS`, within the pool; each bucket of
+        // a pool is handed out once.
+        writer
+            .spare
+            .push(unsafe { pool.add(SEGMENT_BUCKETS - 1 - writer.pool_left) });
     }
     Ok(())
 }
 
-/// A segment of empty buckets, or `None` if the allocation fails.
+/// A block of `SEGMENT_BUCKETS` empty buckets (a segment, or a pool of
+/// overflow buckets), or `None` if the allocation fails.
 fn new_segment() -> Option<NonNull<Bucket>> {
-    let mut buckets = Vec::new();
-    buckets.try_reserve_exact(SEGMENT_BUCKETS).ok()?;
-    buckets.extend((0..SEGMENT_BUCKETS).map(|_| Bucket::new()));
-    let raw = Box::into_raw(buckets.into_boxed_slice());
+    let raw = Box::into_raw(crate::raw::alloc::try_boxed_slice(
+        SEGMENT_BUCKETS,
+        Bucket::new,
+    )?);
     NonNull::new(raw.cast::<Bucket>())
 }
 
@@ -590,8 +620,11 @@ mod tests {
                 .unwrap();
         }
         assert!(finds_all(&table, first));
-        // The insert that splits bucket 0, with no overflow bucket to be had.
+        // The insert that splits bucket 0, with no overflow bucket to be had
+        // (the new bucket's segment allocated, the last pool used up).
         table.reserve(&mut writer, 0).unwrap();
+        table.ensure_segment(&mut writer, SEGMENT_BUCKETS).unwrap();
+        writer.pool_left = 0;
         refusals::arm();
         table.insert_reserved(&mut writer, last.0, Ref::from_bits(last.1));
         refusals::disarm();
