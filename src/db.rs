@@ -9,7 +9,7 @@ use crate::error::{BatchError, Error};
 use crate::id::get_id;
 use crate::nc::{self, NcContext};
 use crate::snapshot::{Builder, Cursor, Snapshot};
-use crate::strategy::imp::{IdSource, Refusal, Shard};
+use crate::strategy::imp::{IdSource, Probe, Refusal, Shard};
 use crate::strategy::{DefaultStrategy, Registered, Strategy};
 use crate::sync::{self, RwLock};
 
@@ -167,23 +167,25 @@ impl<S: Strategy> InternedStringDb<S> {
         // a fast hash, acquire loads and a compare, returning the stored id.
         // Everything else (misses, errors, conflicts, and every call under
         // the reference protocol) goes out of line.
-        if let Some(ctx) = self.contexts.get(nc) {
-            if let Some(id) = ctx.shard.find_hit(bytes) {
-                return Ok(id);
-            }
-        }
-        self.intern_slow(nc, bytes)
+        let probe = match self.contexts.get(nc) {
+            Some(ctx) => match ctx.shard.find_hit(bytes) {
+                Ok(id) => return Ok(id),
+                Err(probe) => probe,
+            },
+            None => Probe::NONE,
+        };
+        self.intern_slow(nc, bytes, probe)
     }
 
-    /// After `find_hit` missed (or `nc` is out of range).
+    /// After `find_hit` missed with `probe` (or `nc` is out of range).
     #[inline(never)]
-    fn intern_slow(&self, nc: usize, bytes: &[u8]) -> Result<u64, Error> {
+    fn intern_slow(&self, nc: usize, bytes: &[u8], probe: Probe) -> Result<u64, Error> {
         if bytes.is_empty() {
             return Err(Error::EmptyString);
         }
         let id = self.id_of(bytes);
         self.store_with(nc, id, bytes, |shard, on_conflict| {
-            shard.register_after_miss(id, bytes, on_conflict)
+            shard.register_after_miss(id, bytes, probe, on_conflict)
         })
         .map(|_| id)
     }
@@ -238,7 +240,7 @@ impl<S: Strategy> InternedStringDb<S> {
             for (i, (name, id)) in names.iter().zip(ids.iter_mut()).enumerate() {
                 if *id == 0 {
                     *id = self
-                        .intern_slow(nc, name.as_ref())
+                        .intern_slow(nc, name.as_ref(), Probe::NONE)
                         .map_err(|error| BatchError::At {
                             index: step * STEP + i,
                             error,

@@ -113,6 +113,18 @@ pub(crate) mod imp {
         Caller,
     }
 
+    /// What a [`Shard::find_hit`] that missed learned about the bytes, handed
+    /// to [`Shard::register_after_miss`] so that the miss need not work it
+    /// out again: for the optimistic shard, the bytes' hash (its placement
+    /// in the by-bytes index); nothing for the others.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub struct Probe(pub(crate) Option<u64>);
+
+    impl Probe {
+        /// A probe that learned nothing (no probe, or a strategy without one).
+        pub const NONE: Probe = Probe(None);
+    }
+
     /// Entries and bytes held by one shard.
     #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
     pub struct ShardStats {
@@ -147,26 +159,31 @@ pub(crate) mod imp {
 
         /// [`register`](Self::register) of the db's id of `bytes`
         /// (`IdSource::Hash`) right after [`find_hit`](Self::find_hit)
-        /// missed: a strategy whose `register` would probe the same way
-        /// first skips that probe. The default is `register`.
+        /// missed with `probe`: a strategy whose `register` would probe the
+        /// same way first skips that probe, and reuses what the probe
+        /// computed. The default is `register`.
         #[inline]
         fn register_after_miss(
             &self,
             id: u64,
             bytes: &[u8],
+            probe: Probe,
             on_conflict: impl FnOnce(&[u8]),
         ) -> Result<Registered, Refusal> {
+            let _ = probe;
             self.register(id, bytes, IdSource::Hash, on_conflict)
         }
 
         /// The hit fast path: the id of `bytes` if the shard is open and
         /// holds exactly `bytes` under the db's id of `bytes`, found without
-        /// blocking and, where the strategy can, without hashing. A strategy
-        /// with no such path answers `None`, and every intern goes through
+        /// blocking and, where the strategy can, without hashing. Otherwise
+        /// what the probe learned, for
+        /// [`register_after_miss`](Self::register_after_miss). A strategy
+        /// with no such path never finds, and every intern goes through
         /// `register`.
         #[inline]
-        fn find_hit(&self, _bytes: &[u8]) -> Option<u64> {
-            None
+        fn find_hit(&self, _bytes: &[u8]) -> Result<u64, Probe> {
+            Err(Probe::NONE)
         }
 
         /// [`find_hit`](Self::find_hit) for an open or a closed shard, for

@@ -6,7 +6,7 @@
 //! map under the NC's writer lock serves everything else: resolving ids, and
 //! finding conflicts.
 
-use super::imp::{IdSource, Refusal, Sealed, Shard, ShardConfig, ShardStats};
+use super::imp::{IdSource, Probe, Refusal, Sealed, Shard, ShardConfig, ShardStats};
 use super::parts::{check_cap, compare};
 use super::{Registered, Strategy};
 use crate::raw::{Entry, RawShard};
@@ -63,14 +63,19 @@ impl Shard for OptimisticShard {
         })
     }
 
-    /// The hit path: acquire loads only (`is_open`, `find_by_bytes`), no
-    /// lock, no read-modify-write, no store.
+    /// The hit path: acquire loads only (`is_open`, `find_by_hash`), no
+    /// lock, no read-modify-write, no store. A miss hands on the bytes'
+    /// hash, which the insert places the entry by.
     #[inline]
-    fn find_hit(&self, bytes: &[u8]) -> Option<u64> {
+    fn find_hit(&self, bytes: &[u8]) -> Result<u64, Probe> {
         if !self.raw.is_open() {
-            return None;
+            return Err(Probe::NONE);
         }
-        self.raw.find_by_bytes(bytes).map(Entry::id)
+        let hash = self.raw.bytes_hash(bytes);
+        match self.raw.find_by_hash(hash, bytes) {
+            Some(entry) => Ok(entry.id()),
+            None => Err(Probe(Some(hash))),
+        }
     }
 
     /// The hit path without the open check: `lookup` of a present name
@@ -102,10 +107,14 @@ impl Shard for OptimisticShard {
         if !self.raw.is_open() {
             return Err(Refusal::Closed);
         }
-        if source == IdSource::Hash && self.raw.find_by_bytes(bytes).is_some() {
+        if source == IdSource::Caller {
+            return register_miss(self, id, bytes, None, on_conflict);
+        }
+        let hash = self.raw.bytes_hash(bytes);
+        if self.raw.find_by_hash(hash, bytes).is_some() {
             return Ok(Registered::AlreadyPresent);
         }
-        register_miss(self, id, bytes, source, on_conflict)
+        register_miss(self, id, bytes, Some(hash), on_conflict)
     }
 
     /// `find_hit` just missed: straight to the lock (a second lock-free
@@ -115,9 +124,11 @@ impl Shard for OptimisticShard {
         &self,
         id: u64,
         bytes: &[u8],
+        probe: Probe,
         on_conflict: impl FnOnce(&[u8]),
     ) -> Result<Registered, Refusal> {
-        register_miss(self, id, bytes, IdSource::Hash, on_conflict)
+        let hash = probe.0.unwrap_or_else(|| self.raw.bytes_hash(bytes));
+        register_miss(self, id, bytes, Some(hash), on_conflict)
     }
 
     fn with_entry<R>(&self, id: u64, f: impl FnOnce(&[u8]) -> R) -> Option<R> {
@@ -166,14 +177,16 @@ impl Shard for OptimisticShard {
 /// The miss path, out of line so the hit path stays small: take the NC's
 /// writer lock, re-check by id (another thread may have inserted, the id may
 /// be held by other bytes, or a split may have hidden the entry from a
-/// lock-free probe), then insert.
+/// lock-free probe), then insert. `by_bytes` is the bytes' hash
+/// ([`RawShard::bytes_hash`]) if `id` is the db's id of `bytes`
+/// (`IdSource::Hash`), so that the entry is indexed by its bytes too.
 #[cold]
 #[inline(never)]
 fn register_miss(
     shard: &OptimisticShard,
     id: u64,
     bytes: &[u8],
-    source: IdSource,
+    by_bytes: Option<u64>,
     on_conflict: impl FnOnce(&[u8]),
 ) -> Result<Registered, Refusal> {
     let mut writer = shard.raw.write();
@@ -182,7 +195,7 @@ fn register_miss(
     }
     if let Some(entry) = writer.find_by_id(id) {
         let outcome = compare(entry.bytes(), bytes, on_conflict);
-        if outcome == Registered::AlreadyPresent && source == IdSource::Hash {
+        if outcome == Registered::AlreadyPresent && by_bytes.is_some() {
             writer
                 .index_by_bytes(entry)
                 .map_err(|_| Refusal::OutOfMemory)?;
@@ -191,7 +204,7 @@ fn register_miss(
     }
     check_cap(writer.bytes(), shard.raw.byte_cap(), bytes.len())?;
     writer
-        .insert(id, bytes, source == IdSource::Hash)
+        .insert_hashed(id, bytes, by_bytes)
         .map_err(|_| Refusal::OutOfMemory)?;
     Ok(Registered::Inserted)
 }

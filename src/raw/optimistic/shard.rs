@@ -101,8 +101,10 @@ impl RawShard {
         self.byte_cap
     }
 
+    /// The placement of `bytes` in the by-bytes index (a seeded hash of
+    /// the shard's own: pass it only to this shard).
     #[inline]
-    fn bytes_hash(&self, bytes: &[u8]) -> u64 {
+    pub(crate) fn bytes_hash(&self, bytes: &[u8]) -> u64 {
         hash_bytes(bytes, self.hot.seed)
     }
 
@@ -121,8 +123,11 @@ impl RawShard {
         self.find_by_hash(self.bytes_hash(bytes), bytes)
     }
 
+    /// [`find_by_bytes`](Self::find_by_bytes) with the bytes' hash
+    /// ([`bytes_hash`](Self::bytes_hash)) already computed.
     #[inline]
-    fn find_by_hash(&self, hash: u64, bytes: &[u8]) -> Option<Entry<'_>> {
+    pub(crate) fn find_by_hash(&self, hash: u64, bytes: &[u8]) -> Option<Entry<'_>> {
+        debug_assert_eq!(hash, self.bytes_hash(bytes));
         let log = &self.hot.log;
         let at = self.hot.table.find(hash, |at| {
             // SAFETY: a ref from a slot word loaded with acquire: its record
@@ -340,19 +345,34 @@ impl<'a> WriteGuard<'a> {
             .map_err(|_| AllocError)
     }
 
-    /// Inserts `id → bytes`, which the shard must not hold under `id` (check
-    /// with [`find_by_id`](Self::find_by_id) under this guard), and, if `id`
-    /// is the db's id of `bytes`, indexes it by its bytes. On an allocation
-    /// failure the shard is unchanged, except that a full by-bytes table only
-    /// leaves the entry out of it (hits for it then take the locked path,
-    /// which indexes it again).
+    /// [`insert_hashed`](Self::insert_hashed), indexing by the bytes if
+    /// `id_is_hash` (the tests' form).
+    #[cfg(test)]
     pub(crate) fn insert(
         &mut self,
         id: u64,
         bytes: &[u8],
         id_is_hash: bool,
     ) -> Result<(), AllocError> {
+        let by_bytes = id_is_hash.then(|| self.shard.bytes_hash(bytes));
+        self.insert_hashed(id, bytes, by_bytes)
+    }
+
+    /// Inserts `id → bytes`, which the shard must not hold under `id` (check
+    /// with [`find_by_id`](Self::find_by_id) under this guard), and, if
+    /// `by_bytes` is the bytes' hash ([`RawShard::bytes_hash`], which the
+    /// caller passes when `id` is the db's id of `bytes`), indexes it by its
+    /// bytes. On an allocation failure the shard is unchanged, except that a
+    /// full by-bytes table only leaves the entry out of it (hits for it then
+    /// take the locked path, which indexes it again).
+    pub(crate) fn insert_hashed(
+        &mut self,
+        id: u64,
+        bytes: &[u8],
+        by_bytes: Option<u64>,
+    ) -> Result<(), AllocError> {
         debug_assert!(self.find_by_id(id).is_none());
+        debug_assert!(by_bytes.is_none_or(|hash| hash == self.shard.bytes_hash(bytes)));
         let shard = self.shard;
         let writer = self.writer_mut()?;
         let log = &shard.hot.log;
@@ -369,14 +389,12 @@ impl<'a> WriteGuard<'a> {
         // returned through a hit on this entry may snapshot at once, and
         // the snapshot must hold it (`tests/hit_then_snapshot.rs`).
         log.publish(&writer.log);
-        if id_is_hash {
+        if let Some(hash) = by_bytes {
             // Best effort: see above.
-            let _ = shard.hot.table.insert(
-                &mut writer.table,
-                shard.bytes_hash(bytes),
-                at,
-                shard.capacity,
-            );
+            let _ = shard
+                .hot
+                .table
+                .insert(&mut writer.table, hash, at, shard.capacity);
         }
         // Under the lock: plain stores, no read-modify-write needed.
         shard.entries.store(shard.len() + 1, Ordering::Relaxed);
