@@ -38,13 +38,20 @@ pub(crate) fn bytes_eq(a: &[u8], b: &[u8]) -> bool {
     }
     if n < 8 {
         if n >= 4 {
-            return (read32(a, 0) ^ read32(b, 0)) | (read32(a, n - 4) ^ read32(b, n - 4)) == 0;
+            // SAFETY: both are `n >= 4` bytes long.
+            return unsafe {
+                (read32(a, 0) ^ read32(b, 0)) | (read32(a, n - 4) ^ read32(b, n - 4)) == 0
+            };
         }
         return a.iter().zip(b).all(|(x, y)| x == y);
     }
     let mut at = 0;
     while at + 16 < n {
-        if (read64(a, at) ^ read64(b, at)) | (read64(a, at + 8) ^ read64(b, at + 8)) != 0 {
+        // SAFETY: both are `n > at + 16` bytes long.
+        let differ = unsafe {
+            (read64(a, at) ^ read64(b, at)) | (read64(a, at + 8) ^ read64(b, at + 8)) != 0
+        };
+        if differ {
             return false;
         }
         at += 16;
@@ -53,17 +60,35 @@ pub(crate) fn bytes_eq(a: &[u8], b: &[u8]) -> bool {
     // than 8 are left) and the last word, overlapping what was compared.
     let last = n - 8;
     let first = at.min(last);
-    (read64(a, first) ^ read64(b, first)) | (read64(a, last) ^ read64(b, last)) == 0
+    // SAFETY: `first <= last == n - 8`, both `n` bytes long.
+    unsafe { (read64(a, first) ^ read64(b, first)) | (read64(a, last) ^ read64(b, last)) == 0 }
 }
 
+/// The little-endian `u64` at `s[at..at + 8]`, read without a bounds check
+/// (the hash and the compare prove theirs; a checked read costs the hit
+/// path two compares and branches a word).
+///
+/// # Safety
+///
+/// `at + 8 <= s.len()`.
 #[inline(always)]
-fn read64(s: &[u8], at: usize) -> u64 {
-    u64::from_le_bytes(s[at..at + 8].try_into().expect("8 bytes"))
+unsafe fn read64(s: &[u8], at: usize) -> u64 {
+    debug_assert!(at + 8 <= s.len());
+    // SAFETY: `s[at..at + 8]` is in bounds (the caller's contract);
+    // unaligned reads of initialised bytes are allowed.
+    u64::from_le(unsafe { s.as_ptr().add(at).cast::<u64>().read_unaligned() })
 }
 
+/// The little-endian `u32` at `s[at..at + 4]`, as [`read64`].
+///
+/// # Safety
+///
+/// `at + 4 <= s.len()`.
 #[inline(always)]
-fn read32(s: &[u8], at: usize) -> u32 {
-    u32::from_le_bytes(s[at..at + 4].try_into().expect("4 bytes"))
+unsafe fn read32(s: &[u8], at: usize) -> u32 {
+    debug_assert!(at + 4 <= s.len());
+    // SAFETY: as in `read64`.
+    u32::from_le(unsafe { s.as_ptr().add(at).cast::<u32>().read_unaligned() })
 }
 
 /// The seed of a shard's [`hash_bytes`]: random per shard (placement need
@@ -115,9 +140,11 @@ pub(crate) fn hash_bytes(bytes: &[u8], seed: HashSeed) -> u64 {
     s0 ^= n as u64;
     let (a, b) = if n <= 16 {
         let (a, b) = if n >= 8 {
-            (read64(bytes, 0), read64(bytes, n - 8))
+            // SAFETY: `n >= 8`.
+            unsafe { (read64(bytes, 0), read64(bytes, n - 8)) }
         } else if n >= 4 {
-            (u64::from(read32(bytes, 0)), u64::from(read32(bytes, n - 4)))
+            // SAFETY: `n >= 4`.
+            unsafe { (u64::from(read32(bytes, 0)), u64::from(read32(bytes, n - 4))) }
         } else if n > 0 {
             let lo = u64::from(bytes[0]) | u64::from(bytes[n / 2]) << 8;
             (lo, u64::from(bytes[n - 1]))
@@ -126,17 +153,27 @@ pub(crate) fn hash_bytes(bytes: &[u8], seed: HashSeed) -> u64 {
         };
         (a ^ s0, b ^ s1)
     } else {
+        // `front == 16k` and `back == n - 16k` after `k` rounds, each begun
+        // with `back - front > 32`: so `n > 32k`, and `n > 16` before any.
         let (mut front, mut back) = (0, n);
         while back - front > 32 {
-            s0 = fold(read64(bytes, front) ^ s0, read64(bytes, back - 16) ^ K0);
-            s1 = fold(read64(bytes, front + 8) ^ s1, read64(bytes, back - 8) ^ K1);
+            // SAFETY: `front + 32 < back <= n`: all four words lie in
+            // `bytes[front..back]`.
+            unsafe {
+                s0 = fold(read64(bytes, front) ^ s0, read64(bytes, back - 16) ^ K0);
+                s1 = fold(read64(bytes, front + 8) ^ s1, read64(bytes, back - 8) ^ K1);
+            }
             front += 16;
             back -= 16;
         }
         // At most 32 bytes left: the 16 after `front` and the 16 before
         // `back`, which may overlap each other and what the loop read.
-        s0 = fold(read64(bytes, front) ^ s0, read64(bytes, back - 16) ^ K0);
-        s1 = fold(read64(bytes, front + 8) ^ s1, read64(bytes, back - 8) ^ K1);
+        // SAFETY: `front + 16 <= n` and `back >= 16` (`16k + 16 <= n`: for
+        // `k == 0` as `n > 16`, else as `n >= 32k + 1`), and `back <= n`.
+        unsafe {
+            s0 = fold(read64(bytes, front) ^ s0, read64(bytes, back - 16) ^ K0);
+            s1 = fold(read64(bytes, front + 8) ^ s1, read64(bytes, back - 8) ^ K1);
+        }
         (s0, s1)
     };
     fold(a ^ K1, b ^ K0)
