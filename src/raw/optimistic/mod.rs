@@ -4,11 +4,13 @@
 //! * [`log`]: the records in insertion order, in fixed-size slabs, walkable
 //!   without a lock;
 //! * [`table`]: the by-bytes index that hits read without a lock, grown by
-//!   linear hashing;
+//!   linear hashing; [`blocks`]: its buckets, segments, overflow pools and
+//!   directories, owned by its writer;
 //! * [`shard`]: the three together with the writer lock and the by-id map;
 //! * [`witness`]: in loom builds only, loom-tracked cells standing in for
 //!   the records' bytes, so that the models see their publication.
 
+mod blocks;
 mod log;
 mod record;
 mod shard;

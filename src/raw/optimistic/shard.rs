@@ -20,9 +20,10 @@
 
 use hashbrown::HashTable;
 
+use super::blocks::TableWriter;
 use super::log::{Log, LogWriter, Ref};
 use super::record::Entry;
-use super::table::{Table, TableWriter};
+use super::table::Table;
 use crate::raw::alloc::{try_box, AllocError};
 use crate::raw::bytes::{
     bytes_eq, hash_bytes, hash_id, prefetch, prefetch_span, HashSeed, CACHE_LINE,

@@ -39,6 +39,7 @@
 
 use core::ptr::{self, NonNull};
 
+use super::blocks::{new_segment, Bucket, SegmentDir, TableWriter};
 use super::log::Ref;
 use crate::raw::alloc::AllocError;
 use crate::sync::{AtomicPtr, AtomicU64, Ordering};
@@ -52,9 +53,9 @@ pub(crate) const WORDS: usize = 2;
 
 /// Buckets per segment (4 KiB).
 #[cfg(not(interner_loom))]
-const SEGMENT_BUCKETS: usize = 64;
+pub(super) const SEGMENT_BUCKETS: usize = 64;
 #[cfg(interner_loom)]
-const SEGMENT_BUCKETS: usize = 1;
+pub(super) const SEGMENT_BUCKETS: usize = 1;
 
 /// Entries per bucket, on average, before a split. One in loom models, so
 /// that every insert past the first splits.
@@ -77,21 +78,6 @@ const _: () = assert!(SPLITS_PER_STEP <= SEGMENT_BUCKETS);
 /// A table may have at most `2^MAX_LEVEL` buckets: the slot word holds 32
 /// bits of hash.
 const MAX_LEVEL: u32 = 31;
-
-#[repr(C, align(64))]
-struct Bucket {
-    words: [AtomicU64; WORDS],
-    next: AtomicPtr<Bucket>,
-}
-
-impl Bucket {
-    fn new() -> Bucket {
-        Bucket {
-            words: core::array::from_fn(|_| AtomicU64::new(0)),
-            next: AtomicPtr::new(ptr::null_mut()),
-        }
-    }
-}
 
 #[inline]
 fn word_of(hash: u64, at: Ref) -> u64 {
@@ -136,96 +122,6 @@ impl Shape {
             hash as usize & ((2 << self.level) - 1)
         } else {
             low
-        }
-    }
-}
-
-/// A segment directory: a boxed slice of segment pointers turned raw, so
-/// that readers reach a segment pointer in one load from the published
-/// first element (they never need the length: a bucket index below the
-/// shape they acquired is always in range), and so that moving its owner
-/// asserts nothing about them.
-#[derive(Clone, Copy)]
-struct SegmentDir(NonNull<[AtomicPtr<Bucket>]>);
-
-impl SegmentDir {
-    fn try_new(capacity: usize) -> Option<SegmentDir> {
-        let mut segments = Vec::new();
-        segments.try_reserve_exact(capacity).ok()?;
-        segments.extend((0..capacity).map(|_| AtomicPtr::new(ptr::null_mut())));
-        Some(SegmentDir(NonNull::from(Box::leak(
-            segments.into_boxed_slice(),
-        ))))
-    }
-
-    /// The slots.
-    fn slots(&self) -> &[AtomicPtr<Bucket>] {
-        // SAFETY: a live directory (freed only by `free`, through the
-        // writer's `&mut`).
-        unsafe { self.0.as_ref() }
-    }
-
-    /// The pointer readers load: the first slot.
-    fn first(self) -> *mut AtomicPtr<Bucket> {
-        self.0.cast::<AtomicPtr<Bucket>>().as_ptr()
-    }
-
-    /// Frees the directory.
-    ///
-    /// # Safety
-    ///
-    /// No reader may hold it any more, and it is freed once.
-    unsafe fn free(self) {
-        // SAFETY: came from `Box::leak` of a boxed slice (the caller's
-        // contract covers the rest).
-        drop(unsafe { Box::from_raw(self.0.as_ptr()) });
-    }
-}
-
-/// What only the writer touches: ownership of every block, and the count.
-#[derive(Default)]
-pub(crate) struct TableWriter {
-    /// Segments, each a `Box<[Bucket]>` of `SEGMENT_BUCKETS` turned raw.
-    segments: Vec<NonNull<Bucket>>,
-    /// Blocks of `SEGMENT_BUCKETS` overflow buckets, handed out in order:
-    /// one allocation per 4 KiB, not one per bucket.
-    pools: Vec<NonNull<Bucket>>,
-    /// Buckets of the last pool not handed out yet.
-    pool_left: usize,
-    /// Empty overflow buckets taken ahead (by [`Table::reserve`] and before
-    /// a split), so that placing words never fails half-way.
-    spare: Vec<NonNull<Bucket>>,
-    /// The published directory.
-    dir: Option<SegmentDir>,
-    /// Directories replaced by bigger ones; readers may still hold them.
-    retired_dirs: Vec<SegmentDir>,
-    entries: usize,
-}
-
-// SAFETY: the blocks are atomics shared with readers by the protocol above;
-// the writer only owns the right to free them, through `&mut`.
-unsafe impl Send for TableWriter {}
-
-impl TableWriter {
-    /// The published directory's first slot.
-    fn current_dir(&self) -> NonNull<AtomicPtr<Bucket>> {
-        let dir = self.dir.expect("an initialised table");
-        NonNull::new(dir.first()).expect("a directory is never null")
-    }
-}
-
-impl Drop for TableWriter {
-    fn drop(&mut self) {
-        for block in self.segments.drain(..).chain(self.pools.drain(..)) {
-            let slice = ptr::slice_from_raw_parts_mut(block.as_ptr(), SEGMENT_BUCKETS);
-            // SAFETY: came from `Box::into_raw` of a `SEGMENT_BUCKETS` slice
-            // (`new_segment`); the writer is dropped only when no reader can
-            // exist. Spares and linked overflow buckets lie in the pools.
-            drop(unsafe { Box::from_raw(slice) });
-        }
-        for dir in self.retired_dirs.drain(..).chain(self.dir.take()) {
-            // SAFETY: as above; each directory is held once.
-            unsafe { dir.free() };
         }
     }
 }
@@ -333,7 +229,7 @@ impl Table {
         if self.dir.load(Ordering::Relaxed).is_null() {
             self.init(writer, capacity)?;
         }
-        stock_spares(writer, 1)
+        writer.stock_spares(1)
     }
 
     /// Adds the word of `(hash, at)`, after a [`reserve`](Self::reserve):
@@ -497,7 +393,7 @@ impl Table {
         self.for_each_slot(writer, source, |slot| {
             movers += usize::from(moves(slot.load(Ordering::Relaxed)));
         });
-        stock_spares(writer, movers.saturating_sub(1) / WORDS)?;
+        writer.stock_spares(movers.saturating_sub(1) / WORDS)?;
         let mut bucket = Self::bucket(writer.current_dir(), source);
         loop {
             for slot in &bucket.words {
@@ -550,40 +446,6 @@ impl Table {
         self.dir.store(ptr::null_mut(), Ordering::Relaxed);
         self.shape.store(0, Ordering::Relaxed);
     }
-}
-
-/// Makes sure the writer holds at least `count` spare buckets, taken from
-/// the pools.
-fn stock_spares(writer: &mut TableWriter, count: usize) -> Result<(), AllocError> {
-    writer
-        .spare
-        .try_reserve(count.saturating_sub(writer.spare.len()))
-        .map_err(|_| AllocError)?;
-    while writer.spare.len() < count {
-        if writer.pool_left == 0 {
-            writer.pools.try_reserve(1).map_err(|_| AllocError)?;
-            writer.pools.push(new_segment().ok_or(AllocError)?);
-            writer.pool_left = SEGMENT_BUCKETS;
-        }
-        let pool = *writer.pools.last().expect("a pool");
-        writer.pool_left -= 1;
-        // SAFETY: below `SEGMENT_BUCKETS`, within the pool; each bucket of
-        // a pool is handed out once.
-        writer
-            .spare
-            .push(unsafe { pool.add(SEGMENT_BUCKETS - 1 - writer.pool_left) });
-    }
-    Ok(())
-}
-
-/// A block of `SEGMENT_BUCKETS` empty buckets (a segment, or a pool of
-/// overflow buckets), or `None` if the allocation fails.
-fn new_segment() -> Option<NonNull<Bucket>> {
-    let raw = Box::into_raw(crate::raw::alloc::try_boxed_slice(
-        SEGMENT_BUCKETS,
-        Bucket::new,
-    )?);
-    NonNull::new(raw.cast::<Bucket>())
 }
 
 #[cfg(all(test, not(interner_loom)))]
