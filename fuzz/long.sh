@@ -12,6 +12,7 @@
 #                                   # skip cmin, and a seed of its own
 #   TRACE_COMPARES=0 fuzz/long.sh   # no comparison tracing: about 2x the
 #                                   # executions of a comparison-heavy target
+#   MAX_LEN=4096 fuzz/long.sh ops_model  # shorter inputs (default 65536)
 #
 # Uses the nightly CI pins (NIGHTLY, default isdb-nightly-2026-05-19).
 set -euo pipefail
@@ -20,6 +21,7 @@ nightly="${NIGHTLY:-isdb-nightly-2026-05-19}"
 runs="${RUNS:-10000000}"
 sanitizer="${SANITIZER:-address}"
 seed="${SEED:-0}"
+max_len="${MAX_LEN:-65536}"
 build=(-s "$sanitizer")
 [ "${TRACE_COMPARES:-1}" = 1 ] || build+=(--no-trace-compares)
 targets=("$@")
@@ -31,11 +33,11 @@ for target in "${targets[@]}"; do
     log="target/fuzz-logs/$target-$sanitizer-$seed.log"
     echo "== $target: $runs executions from $(ls "$corpus" | wc -l) inputs ($log)"
     cargo +"$nightly" fuzz run "${build[@]}" "$target" "$corpus" -- \
-        -runs="$runs" -seed="$seed" -max_len=65536 -print_final_stats=1 >"$log" 2>&1 \
+        -runs="$runs" -seed="$seed" -max_len="$max_len" -print_final_stats=1 >"$log" 2>&1 \
         || { tail -n 30 "$log"; exit 1; }
     grep -E 'stat::number_of_executed_units|stat::average_exec_per_sec' "$log"
     [ "${CMIN:-1}" = 1 ] || continue
-    cargo +"$nightly" fuzz cmin "${build[@]}" "$target" "$corpus" -- -max_len=65536 \
+    cargo +"$nightly" fuzz cmin "${build[@]}" "$target" "$corpus" -- -max_len="$max_len" \
         >"target/fuzz-logs/$target.cmin.log" 2>&1
     echo "$target corpus: $(ls "$corpus" | wc -l) inputs, $(du -sh "$corpus" | cut -f1)"
 done
