@@ -84,6 +84,13 @@ fn word_of(hash: u64, at: Ref) -> u64 {
     (u64::from(at.to_bits()) + 1) << 32 | (hash & 0xFFFF_FFFF)
 }
 
+/// Whether a split at `level` moves `word` to the new bucket (its hash has
+/// bit `level` set).
+#[inline]
+fn moves(word: u64, level: u32) -> bool {
+    word != 0 && (word >> level) & 1 == 1
+}
+
 #[inline]
 fn ref_of(word: u64) -> Ref {
     Ref::from_bits(((word >> 32) - 1) as u32)
@@ -348,9 +355,8 @@ impl Table {
         // than a level has), and only the writer stores: the words of a
         // split bucket with its hash bit set are exactly those it copied.
         for &(source, level) in &split[..splits] {
-            self.for_each_slot(writer, source, |slot| {
-                let word = slot.load(Ordering::Relaxed);
-                if word != 0 && (word >> level) & 1 == 1 {
+            Self::for_each_slot(writer.current_dir(), source, |slot| {
+                if moves(slot.load(Ordering::Relaxed), level) {
                     // Relaxed: a reader that reads the cleared slot only
                     // misses.
                     slot.store(0, Ordering::Relaxed);
@@ -359,9 +365,10 @@ impl Table {
         }
     }
 
-    /// Calls `f` on every slot of bucket `index`'s chain, in order.
-    fn for_each_slot(&self, writer: &TableWriter, index: usize, mut f: impl FnMut(&AtomicU64)) {
-        let mut bucket = Self::bucket(writer.current_dir(), index);
+    /// Calls `f` on every slot of bucket `index`'s chain under `dir` (the
+    /// writer's current directory), in order.
+    fn for_each_slot(dir: NonNull<AtomicPtr<Bucket>>, index: usize, mut f: impl FnMut(&AtomicU64)) {
+        let mut bucket = Self::bucket(dir, index);
         loop {
             bucket.words.iter().for_each(&mut f);
             let next = bucket.next.load(Ordering::Relaxed);
@@ -388,27 +395,20 @@ impl Table {
         target: usize,
         level: u32,
     ) -> Result<(), AllocError> {
-        let moves = |word: u64| word != 0 && (word >> level) & 1 == 1;
+        // Placing words links spares, never a directory: `dir` stays current.
+        let dir = writer.current_dir();
         let mut movers = 0;
-        self.for_each_slot(writer, source, |slot| {
-            movers += usize::from(moves(slot.load(Ordering::Relaxed)));
+        Self::for_each_slot(dir, source, |slot| {
+            movers += usize::from(moves(slot.load(Ordering::Relaxed), level));
         });
         writer.stock_spares(movers.saturating_sub(1) / WORDS)?;
-        let mut bucket = Self::bucket(writer.current_dir(), source);
-        loop {
-            for slot in &bucket.words {
-                let word = slot.load(Ordering::Relaxed);
-                if moves(word) {
-                    self.place(writer, target, word);
-                }
+        Self::for_each_slot(dir, source, |slot| {
+            let word = slot.load(Ordering::Relaxed);
+            if moves(word, level) {
+                self.place(writer, target, word);
             }
-            let next = bucket.next.load(Ordering::Relaxed);
-            if next.is_null() {
-                return Ok(());
-            }
-            // SAFETY: a linked overflow bucket, live until `&mut`.
-            bucket = unsafe { &*next };
-        }
+        });
+        Ok(())
     }
 
     /// Makes sure bucket `index` has a segment, growing the directory if
