@@ -27,9 +27,11 @@ pub(super) fn prefetch_span(bytes: &[u8]) {
 }
 
 /// Byte equality, inlined: names are short (20 to 100 bytes), where a call to
-/// `memcmp` costs more than the compare. Compares 8-byte words, the last one
-/// overlapping the one before, folding the differences so that the loop
-/// branches once per word pair.
+/// `memcmp` costs more than the compare. Compares 8-byte words, folding the
+/// differences so that names of 16 to 64 bytes take one branch after the
+/// length's: their compare reads four 16-byte chunks that cover them,
+/// overlapping (the same chunks as [`hash_bytes`]), whatever their length,
+/// so that a vocabulary of mixed lengths does not mispredict a loop's exit.
 #[inline]
 pub(crate) fn bytes_eq(a: &[u8], b: &[u8]) -> bool {
     let n = a.len();
@@ -45,23 +47,50 @@ pub(crate) fn bytes_eq(a: &[u8], b: &[u8]) -> bool {
         }
         return a.iter().zip(b).all(|(x, y)| x == y);
     }
-    let mut at = 0;
-    while at + 16 < n {
-        // SAFETY: both are `n > at + 16` bytes long.
-        let differ = unsafe {
-            (read64(a, at) ^ read64(b, at)) | (read64(a, at + 8) ^ read64(b, at + 8)) != 0
-        };
-        if differ {
-            return false;
-        }
-        at += 16;
+    if n <= 16 {
+        // SAFETY: both are `n >= 8` bytes long.
+        return unsafe { (read64(a, 0) ^ read64(b, 0)) | (read64(a, n - 8) ^ read64(b, n - 8)) == 0 };
     }
-    // At most 16 bytes left: the word at `at` (or the last one, if fewer
-    // than 8 are left) and the last word, overlapping what was compared.
-    let last = n - 8;
-    let first = at.min(last);
-    // SAFETY: `first <= last == n - 8`, both `n` bytes long.
-    unsafe { (read64(a, first) ^ read64(b, first)) | (read64(a, last) ^ read64(b, last)) == 0 }
+    let mut at = 0;
+    if n > 64 {
+        while at + 64 < n {
+            // SAFETY: both are `n > at + 64` bytes long.
+            if unsafe { chunk_diff(a, b, at) | chunk_diff(a, b, at + 16) } != 0 {
+                return false;
+            }
+            at += 32;
+        }
+    }
+    // 16 < n - at <= 64 bytes left.
+    let [c0, c1, c2, c3] = chunks(at, n);
+    // SAFETY: every chunk lies in `[at, n)` (`chunks`' contract).
+    unsafe {
+        chunk_diff(a, b, c0) | chunk_diff(a, b, c1) | chunk_diff(a, b, c2) | chunk_diff(a, b, c3) == 0
+    }
+}
+
+/// The starts of four 16-byte chunks that together cover `[from, to)`, for
+/// `16 < to - from <= 64`: at `from`, `from + s`, `to - 16 - s` and
+/// `to - 16`, where `s = clamp(len - 32, 0, 16)`, computed without a branch.
+/// Each lies within `[from, to)`: `s <= 16 <= len - 16`.
+#[inline(always)]
+fn chunks(from: usize, to: usize) -> [usize; 4] {
+    let len = to - from;
+    debug_assert!(len > 16 && len <= 64);
+    let s = len.saturating_sub(32).min(16);
+    [from, from + s, to - 16 - s, to - 16]
+}
+
+/// The bits that differ between `a[at..at + 16]` and `b[at..at + 16]`,
+/// folded into one word.
+///
+/// # Safety
+///
+/// `at + 16 <= a.len()` and `at + 16 <= b.len()`.
+#[inline(always)]
+unsafe fn chunk_diff(a: &[u8], b: &[u8], at: usize) -> u64 {
+    // SAFETY: the caller's contract.
+    unsafe { (read64(a, at) ^ read64(b, at)) | (read64(a, at + 8) ^ read64(b, at + 8)) }
 }
 
 /// The little-endian `u64` at `s[at..at + 8]`, read without a bounds check
@@ -130,9 +159,12 @@ const K0: u64 = 0xA409_3822_299F_31D0;
 const K1: u64 = 0x082E_FA98_EC4E_6C89;
 
 /// A fast seeded hash of `bytes` for the by-bytes index (not SipHash: the
-/// hit path computes no id). Folded multiplies over 16-byte pairs taken
-/// from both ends, as foldhash's, inlined and without the length prefix a
-/// `Hash` impl adds. Its low 32 bits place and filter entries.
+/// hit path computes no id). Folded multiplies over 16-byte chunks, as
+/// foldhash's, inlined and without the length prefix a `Hash` impl adds.
+/// Names of 17 to 64 bytes read the four chunks of [`chunks`] whatever
+/// their length, with no branch past the length's; longer ones fold 32
+/// bytes a round, then their last 17 to 64 the same way. Its low 32 bits
+/// place and filter entries.
 #[inline]
 pub(crate) fn hash_bytes(bytes: &[u8], seed: HashSeed) -> u64 {
     let n = bytes.len();
@@ -153,26 +185,25 @@ pub(crate) fn hash_bytes(bytes: &[u8], seed: HashSeed) -> u64 {
         };
         (a ^ s0, b ^ s1)
     } else {
-        // `front == 16k` and `back == n - 16k` after `k` rounds, each begun
-        // with `back - front > 32`: so `n > 32k`, and `n > 16` before any.
-        let (mut front, mut back) = (0, n);
-        while back - front > 32 {
-            // SAFETY: `front + 32 < back <= n`: all four words lie in
-            // `bytes[front..back]`.
-            unsafe {
-                s0 = fold(read64(bytes, front) ^ s0, read64(bytes, back - 16) ^ K0);
-                s1 = fold(read64(bytes, front + 8) ^ s1, read64(bytes, back - 8) ^ K1);
+        let mut at = 0;
+        if n > 64 {
+            while at + 64 < n {
+                // SAFETY: `at + 64 < n`: both chunks lie in `bytes`.
+                unsafe {
+                    s0 = fold(read64(bytes, at) ^ s0, read64(bytes, at + 16) ^ K0);
+                    s1 = fold(read64(bytes, at + 8) ^ s1, read64(bytes, at + 24) ^ K1);
+                }
+                at += 32;
             }
-            front += 16;
-            back -= 16;
         }
-        // At most 32 bytes left: the 16 after `front` and the 16 before
-        // `back`, which may overlap each other and what the loop read.
-        // SAFETY: `front + 16 <= n` and `back >= 16` (`16k + 16 <= n`: for
-        // `k == 0` as `n > 16`, else as `n >= 32k + 1`), and `back <= n`.
+        // 16 < n - at <= 64 bytes left.
+        let [c0, c1, c2, c3] = chunks(at, n);
+        // SAFETY: every chunk lies in `[at, n)` (`chunks`' contract).
         unsafe {
-            s0 = fold(read64(bytes, front) ^ s0, read64(bytes, back - 16) ^ K0);
-            s1 = fold(read64(bytes, front + 8) ^ s1, read64(bytes, back - 8) ^ K1);
+            s0 = fold(read64(bytes, c0) ^ s0, read64(bytes, c3) ^ K0);
+            s1 = fold(read64(bytes, c0 + 8) ^ s1, read64(bytes, c3 + 8) ^ K1);
+            s0 = fold(read64(bytes, c1) ^ s0, read64(bytes, c2) ^ K1);
+            s1 = fold(read64(bytes, c1 + 8) ^ s1, read64(bytes, c2 + 8) ^ K0);
         }
         (s0, s1)
     };
@@ -216,7 +247,9 @@ mod tests {
 
     #[test]
     fn bytes_eq_agrees_with_slice_eq() {
-        let base: Vec<u8> = (0..80u8).collect();
+        // Past 64 bytes, the rounds of 32 before the last 17 to 64.
+        let longest = if cfg!(miri) { 100 } else { 200 };
+        let base: Vec<u8> = (0..longest).collect();
         for len in 0..=base.len() {
             let a = &base[..len];
             assert!(bytes_eq(a, a));

@@ -130,13 +130,12 @@ impl RawShard {
     pub(crate) fn find_by_hash(&self, hash: u64, bytes: &[u8]) -> Option<Entry<'_>> {
         debug_assert_eq!(hash, self.bytes_hash(bytes));
         let log = &self.hot.log;
-        let at = self.hot.table.find(hash, |at| {
+        self.hot.table.find_map(hash, |at| {
             // SAFETY: a ref from a slot word loaded with acquire: its record
             // was published before the word was stored with release.
-            bytes_eq(unsafe { log.entry(at) }.bytes(), bytes)
-        })?;
-        // SAFETY: as above.
-        Some(unsafe { log.entry(at) })
+            let entry = unsafe { log.entry(at) };
+            bytes_eq(entry.bytes(), bytes).then_some(entry)
+        })
     }
 
     /// The id found by [`find_by_bytes`](Self::find_by_bytes) for each of
