@@ -96,37 +96,58 @@ fn ref_of(word: u64) -> Ref {
     Ref::from_bits(((word >> 32) - 1) as u32)
 }
 
-/// `level` and `split`, packed in one word so that readers load them at once.
+/// `level` and `split`, packed in one word so that readers load them at
+/// once: `2^level - 1` in the high half (the mask a reader applies, so that
+/// it shifts nothing) and `split` (below `2^level <= 2^MAX_LEVEL`) in the low
+/// half.
 #[derive(Clone, Copy)]
 struct Shape {
-    level: u32,
+    /// `2^level - 1`.
+    mask: usize,
     split: usize,
 }
 
+// `2^MAX_LEVEL - 1` and `split` fit in a half each.
+const _: () = assert!(MAX_LEVEL < 32);
+
 impl Shape {
+    #[inline]
+    fn new(level: u32, split: usize) -> Shape {
+        debug_assert!(level <= MAX_LEVEL && split < 1 << level);
+        Shape {
+            mask: (1 << level) - 1,
+            split,
+        }
+    }
+
     #[inline]
     fn unpack(word: u64) -> Shape {
         Shape {
-            level: (word >> 56) as u32,
-            split: (word & ((1 << 56) - 1)) as usize,
+            mask: (word >> 32) as usize,
+            split: (word as u32) as usize,
         }
     }
 
     #[inline]
     fn pack(self) -> u64 {
-        u64::from(self.level) << 56 | self.split as u64
+        (self.mask as u64) << 32 | self.split as u64
+    }
+
+    #[inline]
+    fn level(self) -> u32 {
+        self.mask.count_ones()
     }
 
     #[inline]
     fn buckets(self) -> usize {
-        (1usize << self.level) + self.split
+        self.mask + 1 + self.split
     }
 
     #[inline]
     fn bucket_of(self, hash: u64) -> usize {
-        let low = hash as usize & ((1 << self.level) - 1);
+        let low = hash as usize & self.mask;
         if low < self.split {
-            hash as usize & ((2 << self.level) - 1)
+            hash as usize & (2 * self.mask + 1)
         } else {
             low
         }
@@ -313,7 +334,7 @@ impl Table {
         // a null directory it returns at once, and any directory it can see is
         // this one or a later one, which holds every bucket of this shape.
         self.shape
-            .store(Shape { level, split: 0 }.pack(), Ordering::Relaxed);
+            .store(Shape::new(level, 0).pack(), Ordering::Relaxed);
         Ok(())
     }
 
@@ -354,25 +375,21 @@ impl Table {
         let mut split = [(0, 0); SPLITS_PER_STEP];
         let mut splits = 0;
         while splits < SPLITS_PER_STEP {
-            if next.level >= MAX_LEVEL || writer.entries <= LOAD * next.buckets() {
+            let level = next.level();
+            if level >= MAX_LEVEL || writer.entries <= LOAD * next.buckets() {
                 break;
             }
             let target = next.buckets();
             if self.ensure_segment(writer, target).is_err()
-                || self
-                    .split_one(writer, next.split, target, next.level)
-                    .is_err()
+                || self.split_one(writer, next.split, target, level).is_err()
             {
                 break;
             }
-            split[splits] = (next.split, next.level);
+            split[splits] = (next.split, level);
             splits += 1;
             next.split += 1;
-            if next.split == 1 << next.level {
-                next = Shape {
-                    level: next.level + 1,
-                    split: 0,
-                };
+            if next.split == 1 << level {
+                next = Shape::new(level + 1, 0);
             }
         }
         // Readers with the new shape look in the new buckets, whose words
