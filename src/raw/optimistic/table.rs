@@ -23,8 +23,10 @@
 //! Only the writer (holding the shard's lock) stores. Placing a word is a
 //! **release** store into an empty slot (or into a fresh overflow bucket,
 //! then linked with a **release** store). A reader loads the shape with
-//! **acquire**, then the directory and segment, then slot words and links
-//! with **acquire**, and checks a candidate record in full: a found record is
+//! **acquire**, then the directory and segment, then every slot word of a
+//! bucket **relaxed**, to compare their tags with the hash (a filter, with
+//! no branch per slot), then each matching slot again and the link with
+//! **acquire**, and checks a candidate record in full: a found record is
 //! complete and is the key's.
 //!
 //! A split copies the moving words into the new bucket, publishes the new
@@ -218,12 +220,16 @@ impl Table {
             // names in cache, `docs/history.md`).
             let mut matches = 0u32;
             for (i, slot) in bucket.words.iter().enumerate() {
-                let word = slot.load(Ordering::Acquire);
+                // Relaxed: a filter only. A matching slot is loaded again,
+                // with acquire, before its ref is used.
+                let word = slot.load(Ordering::Relaxed);
                 matches |= u32::from(word as u32 == hash as u32) << i;
             }
             while matches != 0 {
-                // Loaded again (the slot may have changed since: any word
-                // loaded with acquire is a published one).
+                // Acquire: the record behind the ref was published before
+                // the word's release store. (The slot may have changed
+                // since the filter's load: any word loaded so is a
+                // published one, and its tag is checked again.)
                 let word = bucket.words[matches.trailing_zeros() as usize].load(Ordering::Acquire);
                 matches &= matches - 1;
                 // An empty slot matches a hash whose low half is 0.
