@@ -6,11 +6,13 @@
 //! * [`table`]: the by-bytes index that hits read without a lock, grown by
 //!   linear hashing; [`blocks`]: its buckets, segments, overflow pools and
 //!   directories, owned by its writer;
-//! * [`shard`]: the three together with the writer lock and the by-id map;
+//! * [`by_id`]: the by-id map and the id filter, under the writer lock;
+//! * [`shard`]: them together with the writer lock;
 //! * [`witness`]: in loom builds only, loom-tracked cells standing in for
 //!   the records' bytes, so that the models see their publication.
 
 mod blocks;
+mod by_id;
 mod log;
 mod record;
 mod shard;

@@ -8,9 +8,10 @@
 //!   bytes are in the table, so a hit never returns another id.
 //! * **Everything else** takes the writer lock: inserts, finding an entry by
 //!   its id (conflicts, caller-supplied ids, `resolve`), opening and closing.
-//!   The by-id map is a `hashbrown::HashTable` of 4-byte log refs, placed by a
-//!   per-shard seeded mix of the id, so caller-chosen ids cannot force long
-//!   probe chains.
+//!   The by-id side ([`by_id`](super::by_id)): a filter of every id, and a
+//!   `hashbrown::HashTable` of 4-byte log refs brought up to date when
+//!   needed, placed by a per-shard seeded mix of the id, so caller-chosen
+//!   ids cannot force long probe chains.
 //! * **Walks** (`for_each_since`) read the log without a lock, in insertion
 //!   order, from any position a previous walk returned.
 //!
@@ -18,9 +19,8 @@
 //! NC that never sees a string costs one cache line of hot fields and a few
 //! words of cold ones.
 
-use hashbrown::HashTable;
-
 use super::blocks::TableWriter;
+use super::by_id::ById;
 use super::log::{Log, LogWriter, Ref};
 use super::record::Entry;
 use super::table::Table;
@@ -45,8 +45,8 @@ struct Hot {
 struct Writer {
     log: LogWriter,
     table: TableWriter,
-    /// Log refs, placed by [`RawShard::id_hash`].
-    by_id: HashTable<u32>,
+    /// Log refs and the id filter, placed by [`RawShard::id_hash`].
+    by_id: ById,
 }
 
 /// One NC's lock-free shard: acquire-only hits, everything else under a lock.
@@ -220,29 +220,8 @@ impl RawShard {
     /// before returning: entries are immutable and live as long as the
     /// shard).
     pub(crate) fn find_by_id(&self, id: u64) -> Option<Entry<'_>> {
-        self.write().find_by_id(id)
-    }
-
-    /// A by-id map of every entry with room for twice the entries (at least
-    /// 4: amortised growth), built by walking the log: its records
-    /// are read in address order, where letting `hashbrown` grow the map
-    /// would read each record it moves for its id, in hash order, a cache
-    /// miss apiece once the log outgrows the cache (13% of a miss's time at
-    /// 10^6 entries, `docs/history.md`). Called under the writer lock, so
-    /// the walk sees every entry. On an allocation failure the old map is
-    /// kept.
-    fn by_id_grown(&self) -> Result<HashTable<u32>, AllocError> {
-        let mut grown = HashTable::new();
-        grown
-            .try_reserve((2 * self.len()).max(4), |_| 0)
-            .map_err(|_| AllocError)?;
-        self.hot.log.walk_from(Ref::default(), |at, entry| {
-            grown.insert_unique(self.id_hash(entry.id()), at.to_bits(), |_| {
-                unreachable!("reserved above")
-            });
-        });
-        debug_assert_eq!(grown.len(), self.len(), "every entry, once");
-        Ok(grown)
+        let mut writer = self.write();
+        writer.find_by_id(id)
     }
 
     /// Takes the writer lock (recovering it from poisoning: nothing under it
@@ -274,16 +253,26 @@ pub(crate) struct WriteGuard<'a> {
 }
 
 impl<'a> WriteGuard<'a> {
-    /// The entry stored under `id`.
-    pub(crate) fn find_by_id(&self, id: u64) -> Option<Entry<'a>> {
-        let writer = self.writer.as_ref()?;
-        let log = &self.shard.hot.log;
-        let at = writer.by_id.find(self.shard.id_hash(id), |&at| {
-            // SAFETY: the writer's own record.
-            unsafe { log.entry(Ref::from_bits(at)) }.id() == id
-        })?;
-        // SAFETY: as above; entries live as long as the shard.
-        Some(unsafe { log.entry(Ref::from_bits(*at)) })
+    /// The entry stored under `id`. A new id (the common case on a miss)
+    /// costs one word of the id filter.
+    pub(crate) fn find_by_id(&mut self, id: u64) -> Option<Entry<'a>> {
+        let at = self.ref_of_id(id)?;
+        // SAFETY: a ref to the writer's own published record; entries live
+        // as long as the shard.
+        Some(unsafe { self.shard.hot.log.entry(at) })
+    }
+
+    /// Where the log stores the entry of `id`.
+    fn ref_of_id(&mut self, id: u64) -> Option<Ref> {
+        let shard = self.shard;
+        let writer = self.writer.as_mut()?;
+        let hash = shard.id_hash(id);
+        if !writer.by_id.may_hold(hash) {
+            return None;
+        }
+        writer
+            .by_id
+            .find(&shard.hot.log, id, hash, |id| shard.id_hash(id))
     }
 
     /// Bytes of string data stored.
@@ -297,7 +286,7 @@ impl<'a> WriteGuard<'a> {
             let fresh = Writer {
                 log: LogWriter::default(),
                 table: TableWriter::default(),
-                by_id: HashTable::new(),
+                by_id: ById::new(),
             };
             *self.writer = Some(try_box(fresh).ok_or(AllocError)?);
         }
@@ -315,9 +304,9 @@ impl<'a> WriteGuard<'a> {
     /// memory).
     pub(crate) fn index_by_bytes(&mut self, entry: Entry<'a>) -> Result<(), AllocError> {
         let shard = self.shard;
-        let Some(writer) = self.writer.as_mut() else {
+        if self.writer.is_none() {
             return Ok(());
-        };
+        }
         let hash = shard.bytes_hash(entry.bytes());
         // Under the lock the table has no false misses: every store to it
         // happened under this lock.
@@ -330,18 +319,12 @@ impl<'a> WriteGuard<'a> {
         if indexed.is_some() {
             return Ok(());
         }
-        let at = writer
-            .by_id
-            .find(shard.id_hash(entry.id()), |&at| {
-                // SAFETY: the writer's own record.
-                unsafe { log.entry(Ref::from_bits(at)) }.id() == entry.id()
-            })
-            .copied()
-            .ok_or(AllocError)?;
+        let at = self.ref_of_id(entry.id()).ok_or(AllocError)?;
+        let writer = self.writer.as_mut().expect("it holds the entry");
         shard
             .hot
             .table
-            .insert(&mut writer.table, hash, Ref::from_bits(at), shard.capacity)
+            .insert(&mut writer.table, hash, at, shard.capacity)
             .map_err(|_| AllocError)
     }
 
@@ -376,15 +359,12 @@ impl<'a> WriteGuard<'a> {
         let shard = self.shard;
         let writer = self.writer_mut()?;
         let log = &shard.hot.log;
-        if writer.by_id.len() == writer.by_id.capacity() {
-            writer.by_id = shard.by_id_grown()?;
+        if writer.by_id.is_full(shard.len()) {
+            writer.by_id = ById::rebuilt(log, shard.len(), |id| shard.id_hash(id))?;
         }
         let at = log.append(&mut writer.log, id, bytes)?;
-        writer
-            .by_id
-            .insert_unique(shard.id_hash(id), at.to_bits(), |_| {
-                unreachable!("room was made above")
-            });
+        // Into the filter now, into the map when it is next needed.
+        writer.by_id.note(shard.id_hash(id));
         // Published to walks before hits can find it: a thread whose intern
         // returned through a hit on this entry may snapshot at once, and
         // the snapshot must hold it (`tests/hit_then_snapshot.rs`).
@@ -554,6 +534,20 @@ mod tests {
             let expected = if (i as u64) < N / 2 { i as u64 } else { 0 };
             assert_eq!(id, expected, "name {i}");
         }
+    }
+
+    #[test]
+    fn ids_are_found_after_inserts_that_never_looked_one_up() {
+        // The by-id map is brought up to date only when asked: here once,
+        // for every entry, after two rebuilds.
+        let shard = RawShard::new(0);
+        for i in 0..N {
+            shard.write().insert_hashed(i, &key(i), None).unwrap();
+        }
+        for i in (0..N).rev() {
+            assert_eq!(shard.find_by_id(i).unwrap().bytes(), &key(i)[..]);
+        }
+        assert!(shard.find_by_id(N).is_none());
     }
 
     #[test]
