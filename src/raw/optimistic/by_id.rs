@@ -161,7 +161,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn filter_bits_are_three_or_fewer_and_spread() {
+    fn filter_bits_are_two_or_fewer_and_spread() {
         let mut seen = std::collections::HashSet::new();
         for i in 0..1000u64 {
             let hash = i.wrapping_mul(0x9E37_79B9_7F4A_7C15);

@@ -44,6 +44,7 @@ use core::ptr::{self, NonNull};
 use super::blocks::{new_segment, Bucket, SegmentDir, TableWriter};
 use super::log::Ref;
 use crate::raw::alloc::AllocError;
+use crate::raw::bytes::prefetch;
 use crate::sync::{AtomicPtr, AtomicU64, Ordering};
 
 /// Slot words per bucket; with the link, a bucket is one 64-byte line.
@@ -401,6 +402,15 @@ impl Table {
         // Readers with the new shape look in the new buckets, whose words
         // were stored before this release.
         self.shape.store(next.pack(), Ordering::Release);
+        // The next step's source buckets: it comes some 40 inserts later,
+        // by when they have left the cache (reading them was half of an
+        // insert's time in the table at 10^6 entries, `docs/history.md`).
+        // Not in loom builds: a hint, whose loads would only add
+        // interleavings to the models.
+        #[cfg(not(interner_loom))]
+        for source in (next.split..=next.mask).take(SPLITS_PER_STEP) {
+            prefetch(ptr::from_ref(Self::bucket(writer.current_dir(), source)).cast());
+        }
         // A bucket splits at most once a step (a step splits fewer buckets
         // than a level has), and only the writer stores: the words of a
         // split bucket with its hash bit set are exactly those it copied.
