@@ -49,7 +49,9 @@ pub(crate) fn bytes_eq(a: &[u8], b: &[u8]) -> bool {
     }
     if n <= 16 {
         // SAFETY: both are `n >= 8` bytes long.
-        return unsafe { (read64(a, 0) ^ read64(b, 0)) | (read64(a, n - 8) ^ read64(b, n - 8)) == 0 };
+        return unsafe {
+            (read64(a, 0) ^ read64(b, 0)) | (read64(a, n - 8) ^ read64(b, n - 8)) == 0
+        };
     }
     let mut at = 0;
     if n > 64 {
@@ -65,7 +67,8 @@ pub(crate) fn bytes_eq(a: &[u8], b: &[u8]) -> bool {
     let [c0, c1, c2, c3] = chunks(at, n);
     // SAFETY: every chunk lies in `[at, n)` (`chunks`' contract).
     unsafe {
-        chunk_diff(a, b, c0) | chunk_diff(a, b, c1) | chunk_diff(a, b, c2) | chunk_diff(a, b, c3) == 0
+        chunk_diff(a, b, c0) | chunk_diff(a, b, c1) | chunk_diff(a, b, c2) | chunk_diff(a, b, c3)
+            == 0
     }
 }
 

@@ -122,9 +122,8 @@ impl ById {
         side.synced = log.walk_from(Ref::default(), |at, entry| {
             let hash = hash_of(entry.id());
             side.filter[hash as usize & (words - 1)] |= filter_bits(hash);
-            side.map.insert_unique(hash, at.to_bits(), |_| {
-                unreachable!("reserved above")
-            });
+            side.map
+                .insert_unique(hash, at.to_bits(), |_| unreachable!("reserved above"));
         });
         debug_assert_eq!(side.map.len(), entries, "every entry, once");
         Ok(side)
