@@ -219,20 +219,12 @@ impl Table {
             // a mask without branches: a branch per slot would mispredict
             // wherever the key's slot varies (a third of a hit's time on
             // names in cache, `docs/history.md`).
-            let mut matches = 0u32;
-            for (i, slot) in bucket.words.iter().enumerate() {
-                // Relaxed: a filter only. A matching slot is loaded again,
-                // with acquire, before its ref is used.
-                let word = slot.load(Ordering::Relaxed);
-                matches |= u32::from(word as u32 == hash as u32) << i;
-            }
-            while matches != 0 {
+            for slot in bucket.tag_matches(hash as u32) {
                 // Acquire: the record behind the ref was published before
                 // the word's release store. (The slot may have changed
-                // since the filter's load: any word loaded so is a
+                // since the filter read it: any word loaded so is a
                 // published one, and its tag is checked again.)
-                let word = bucket.words[matches.trailing_zeros() as usize].load(Ordering::Acquire);
-                matches &= matches - 1;
+                let word = bucket.words[slot].load(Ordering::Acquire);
                 // An empty slot matches a hash whose low half is 0.
                 if word != 0 && word as u32 == hash as u32 {
                     if let Some(found) = key_of(ref_of(word)) {
