@@ -28,7 +28,7 @@ pub(super) fn prefetch_span(bytes: &[u8]) {
 
 /// Byte equality, inlined: names are short (20 to 100 bytes), where a call to
 /// `memcmp` costs more than the compare. Compares 8-byte words, folding the
-/// differences so that names of 16 to 64 bytes take one branch after the
+/// differences so that names of 17 to 64 bytes take one branch after the
 /// length's: their compare reads four 16-byte chunks that cover them,
 /// overlapping (the same chunks as [`hash_bytes`]), whatever their length,
 /// so that a vocabulary of mixed lengths does not mispredict a loop's exit.
@@ -75,7 +75,8 @@ pub(crate) fn bytes_eq(a: &[u8], b: &[u8]) -> bool {
 /// The starts of four 16-byte chunks that together cover `[from, to)`, for
 /// `16 < to - from <= 64`: at `from`, `from + s`, `to - 16 - s` and
 /// `to - 16`, where `s = clamp(len - 32, 0, 16)`, computed without a branch.
-/// Each lies within `[from, to)`: `s <= 16 <= len - 16`.
+/// Each lies within `[from, to)`: `s <= len - 16` (`s` is 0 up to 32
+/// bytes, and at most `len - 32` past them).
 #[inline(always)]
 fn chunks(from: usize, to: usize) -> [usize; 4] {
     let len = to - from;
@@ -166,12 +167,16 @@ const K1: u64 = 0x082E_FA98_EC4E_6C89;
 /// foldhash's, inlined and without the length prefix a `Hash` impl adds.
 /// Names of 17 to 64 bytes read the four chunks of [`chunks`] whatever
 /// their length, with no branch past the length's; longer ones fold 32
-/// bytes a round, then their last 17 to 64 the same way. Its low 32 bits
+/// bytes a round, then their last 33 to 64 the same way. Both operands of
+/// every multiply are seeded (a constant one would let names whose bytes
+/// cancel it, `fold(x, 0) == 0`, hash alike whatever the seed). Its low 32 bits
 /// place and filter entries.
 #[inline]
 pub(crate) fn hash_bytes(bytes: &[u8], seed: HashSeed) -> u64 {
     let n = bytes.len();
     let [mut s0, mut s1] = seed.0;
+    // The second operands' keys: seeded too.
+    let (k0, k1) = (K0 ^ seed.0[1], K1 ^ seed.0[0]);
     s0 ^= n as u64;
     let (a, b) = if n <= 16 {
         let (a, b) = if n >= 8 {
@@ -193,8 +198,8 @@ pub(crate) fn hash_bytes(bytes: &[u8], seed: HashSeed) -> u64 {
             while at + 64 < n {
                 // SAFETY: `at + 64 < n`: both chunks lie in `bytes`.
                 unsafe {
-                    s0 = fold(read64(bytes, at) ^ s0, read64(bytes, at + 16) ^ K0);
-                    s1 = fold(read64(bytes, at + 8) ^ s1, read64(bytes, at + 24) ^ K1);
+                    s0 = fold(read64(bytes, at) ^ s0, read64(bytes, at + 16) ^ k0);
+                    s1 = fold(read64(bytes, at + 8) ^ s1, read64(bytes, at + 24) ^ k1);
                 }
                 at += 32;
             }
@@ -203,13 +208,15 @@ pub(crate) fn hash_bytes(bytes: &[u8], seed: HashSeed) -> u64 {
         let [c0, c1, c2, c3] = chunks(at, n);
         // SAFETY: every chunk lies in `[at, n)` (`chunks`' contract).
         unsafe {
-            s0 = fold(read64(bytes, c0) ^ s0, read64(bytes, c3) ^ K0);
-            s1 = fold(read64(bytes, c0 + 8) ^ s1, read64(bytes, c3 + 8) ^ K1);
-            s0 = fold(read64(bytes, c1) ^ s0, read64(bytes, c2) ^ K1);
-            s1 = fold(read64(bytes, c1 + 8) ^ s1, read64(bytes, c2 + 8) ^ K0);
+            s0 = fold(read64(bytes, c0) ^ s0, read64(bytes, c3) ^ k0);
+            s1 = fold(read64(bytes, c0 + 8) ^ s1, read64(bytes, c3 + 8) ^ k1);
+            s0 = fold(read64(bytes, c1) ^ s0, read64(bytes, c2) ^ k1);
+            s1 = fold(read64(bytes, c1 + 8) ^ s1, read64(bytes, c2 + 8) ^ k0);
         }
         (s0, s1)
     };
+    // The constants, not `k0` and `k1`: for short names `a` and `b` hold
+    // the seed already, which those would cancel.
     fold(a ^ K1, b ^ K0)
 }
 
@@ -246,6 +253,23 @@ mod tests {
             hash_bytes(b"abc", seed),
             hash_bytes(b"abc", HashSeed([1, 3]))
         );
+    }
+
+    #[test]
+    fn bytes_that_cancel_the_constants_still_spread() {
+        // A second operand of `data ^ K` would be 0 for this data, and the
+        // fold 0 whatever the seed: every such name would share a bucket.
+        let mut tail = K1.to_le_bytes().to_vec();
+        tail.extend_from_slice(&K0.to_le_bytes());
+        let seed = HashSeed([1, 2]);
+        let mut seen = std::collections::HashSet::new();
+        for len in [17usize, 24, 32, 40, 48, 64] {
+            for first in 0..50u8 {
+                let mut name = vec![first; len - 16];
+                name.extend_from_slice(&tail);
+                assert!(seen.insert(hash_bytes(&name, seed)), "len {len}, {first}");
+            }
+        }
     }
 
     #[test]

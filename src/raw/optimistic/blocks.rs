@@ -6,7 +6,12 @@ use core::ptr::{self, NonNull};
 
 use super::table::{SEGMENT_BUCKETS, WORDS};
 use crate::raw::alloc::{try_boxed_slice, AllocError};
-#[cfg(not(all(target_arch = "x86_64", not(miri), not(interner_loom))))]
+#[cfg(not(all(
+    target_arch = "x86_64",
+    target_feature = "sse2",
+    not(miri),
+    not(interner_loom)
+)))]
 use crate::sync::Ordering;
 use crate::sync::{AtomicPtr, AtomicU64};
 
@@ -29,7 +34,12 @@ impl Bucket {
     /// The slots whose tag (a slot word's low 32 bits) is `tag`: a filter,
     /// compared without a branch, whose every slot the caller loads again
     /// with acquire before using it (the slot may change meanwhile).
-    #[cfg(not(all(target_arch = "x86_64", not(miri), not(interner_loom))))]
+    #[cfg(not(all(
+        target_arch = "x86_64",
+        target_feature = "sse2",
+        not(miri),
+        not(interner_loom)
+    )))]
     #[inline(always)]
     pub(super) fn tag_matches(&self, tag: u32) -> TagMatches {
         let mut bits = 0u32;
@@ -43,18 +53,28 @@ impl Bucket {
     /// [`tag_matches`](Self::tag_matches) in SSE2 (x86-64's baseline): the
     /// line in four loads and four compares, where seven loads and compares
     /// and the bits' assembly took 30 instructions of a 222-instruction hit.
-    #[cfg(all(target_arch = "x86_64", not(miri), not(interner_loom)))]
+    #[cfg(all(
+        target_arch = "x86_64",
+        target_feature = "sse2",
+        not(miri),
+        not(interner_loom)
+    ))]
     #[inline(always)]
     pub(super) fn tag_matches(&self, tag: u32) -> TagMatches {
+        // The assembly reads exactly this layout: 7 words and a link.
+        const _: () = assert!(WORDS == 7 && core::mem::size_of::<Bucket>() == 64);
         let bits: u32;
         // SAFETY: reads the bucket's 64 bytes, a live, 64-byte aligned line
-        // (`&self`), and writes only the named registers. The writer may
-        // store to the slots meanwhile (atomically, under its lock): a
-        // plain load in inline assembly is outside Rust's model of data
-        // races, and on x86 every aligned 8-byte word of an SSE load is read
-        // whole, so each tag compared is one some store wrote. What this
-        // returns only chooses the slots the caller loads again with
-        // acquire.
+        // (`&self`, `align(64)`), and writes only the named registers. The
+        // writer may store to the slots meanwhile (atomic stores, under its
+        // lock): the loads act as relaxed atomic loads of the line's eight
+        // aligned words, which x86 reads whole (an aligned 16-byte SSE load
+        // is atomic on CPUs with AVX, and each of its aligned 8-byte halves
+        // is read whole in practice on all). Nothing depends on that
+        // either: a tag misread from a word that changes meanwhile only
+        // adds a slot, which the caller loads again with acquire and checks
+        // again, or drops one, a false miss, which the protocol allows (the
+        // locked path re-checks).
         unsafe {
             core::arch::asm!(
                 "movd {t}, {tag:e}",
@@ -90,13 +110,28 @@ impl Bucket {
 }
 
 /// Bit `i * TAG_STRIDE` of a [`TagMatches`] is slot `i`.
-#[cfg(all(target_arch = "x86_64", not(miri), not(interner_loom)))]
+#[cfg(all(
+    target_arch = "x86_64",
+    target_feature = "sse2",
+    not(miri),
+    not(interner_loom)
+))]
 const TAG_STRIDE: u32 = 2;
-#[cfg(not(all(target_arch = "x86_64", not(miri), not(interner_loom))))]
+#[cfg(not(all(
+    target_arch = "x86_64",
+    target_feature = "sse2",
+    not(miri),
+    not(interner_loom)
+)))]
 const TAG_STRIDE: u32 = 1;
 
 /// The bits of a [`TagMatches`] that name slots.
-#[cfg(all(target_arch = "x86_64", not(miri), not(interner_loom)))]
+#[cfg(all(
+    target_arch = "x86_64",
+    target_feature = "sse2",
+    not(miri),
+    not(interner_loom)
+))]
 const TAG_LANES: u32 = {
     let mut lanes = 0;
     let mut i = 0;

@@ -6,9 +6,9 @@
 //! hidden from the lock-free probe by a split, or another string's: a
 //! conflict). The filter answers "certainly not" for almost every new id
 //! from one word in a small, cache-resident bit array, and then the miss
-//! reads and writes nothing of the map. Everything that needs the map (a
-//! "maybe" from the filter, `resolve`, a caller's id) first brings it up to
-//! date from the log ([`ById::find`]): the entries appended since it was last
+//! reads and writes nothing of the map. Every lookup by id asks the filter
+//! first too; one that gets a "maybe" (a present id, or one in 8 to 25 new
+//! ones) brings the map up to date from the log ([`ById::find`]): the entries appended since it was last
 //! brought up to date are read in log order, just written and close
 //! together, and inserted in one go, so that the cache misses of their
 //! inserts overlap instead of each miss waiting for its own (an insert into

@@ -538,8 +538,9 @@ mod tests {
 
     #[test]
     fn ids_are_found_after_inserts_that_never_looked_one_up() {
-        // The by-id map is brought up to date only when asked: here once,
-        // for every entry, after two rebuilds.
+        // The by-id map is brought up to date only when asked (in release
+        // builds; a debug assertion of `insert_hashed` asks too): here,
+        // after the last of the side's rebuilds, for the entries since.
         let shard = RawShard::new(0);
         for i in 0..N {
             shard.write().insert_hashed(i, &key(i), None).unwrap();

@@ -24,9 +24,10 @@
 //! **release** store into an empty slot (or into a fresh overflow bucket,
 //! then linked with a **release** store). A reader loads the shape with
 //! **acquire**, then the directory and segment, then every slot word of a
-//! bucket **relaxed**, to compare their tags with the hash (a filter, with
-//! no branch per slot), then each matching slot again and the link with
-//! **acquire**, and checks a candidate record in full: a found record is
+//! bucket **relaxed** (on x86-64, four SSE2 loads of the line in inline
+//! assembly, `Bucket::tag_matches`), to compare their tags with the hash (a
+//! filter, with no branch per slot), then each matching slot again and the
+//! link with **acquire**, and checks a candidate record in full: a found record is
 //! complete and is the key's.
 //!
 //! A split copies the moving words into the new bucket, publishes the new
@@ -44,6 +45,7 @@ use core::ptr::{self, NonNull};
 use super::blocks::{new_segment, Bucket, SegmentDir, TableWriter};
 use super::log::Ref;
 use crate::raw::alloc::AllocError;
+#[cfg(not(interner_loom))]
 use crate::raw::bytes::prefetch;
 use crate::sync::{AtomicPtr, AtomicU64, Ordering};
 
