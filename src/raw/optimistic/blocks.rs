@@ -6,13 +6,6 @@ use core::ptr::{self, NonNull};
 
 use super::table::{SEGMENT_BUCKETS, WORDS};
 use crate::raw::alloc::{try_boxed_slice, AllocError};
-#[cfg(not(all(
-    target_arch = "x86_64",
-    target_feature = "sse2",
-    not(miri),
-    not(interner_loom)
-)))]
-use crate::sync::Ordering;
 use crate::sync::{AtomicPtr, AtomicU64};
 
 /// One 64-byte line: [`WORDS`] slot words and a link to an overflow bucket
@@ -34,38 +27,47 @@ impl Bucket {
     /// The slots whose tag (a slot word's low 32 bits) is `tag`: a filter,
     /// compared without a branch, whose every slot the caller loads again
     /// with acquire before using it (the slot may change meanwhile).
-    #[cfg(not(all(
-        target_arch = "x86_64",
-        target_feature = "sse2",
-        not(miri),
-        not(interner_loom)
-    )))]
     #[inline(always)]
     pub(super) fn tag_matches(&self, tag: u32) -> TagMatches {
-        let mut bits = 0u32;
-        for (i, slot) in self.words.iter().enumerate() {
-            // Relaxed: a filter only (above).
-            bits |= u32::from(slot.load(Ordering::Relaxed) as u32 == tag) << i;
-        }
-        TagMatches(bits)
+        TagMatches(tags::matching(self, tag))
     }
+}
 
-    /// [`tag_matches`](Self::tag_matches) in SSE2 (x86-64's baseline): the
-    /// line in four loads and four compares, where seven loads and compares
-    /// and the bits' assembly took 30 instructions of a 222-instruction hit.
-    #[cfg(all(
-        target_arch = "x86_64",
-        target_feature = "sse2",
-        not(miri),
-        not(interner_loom)
-    ))]
+/// [`Bucket::tag_matches`] in SSE2 (x86-64's baseline): the line in four
+/// loads and four compares, where seven loads and compares and the bits'
+/// assembly took 30 instructions of a 222-instruction hit. Miri and loom
+/// take the portable form, whose loads they model.
+#[cfg(all(
+    target_arch = "x86_64",
+    target_feature = "sse2",
+    not(miri),
+    not(interner_loom)
+))]
+mod tags {
+    use super::{ptr, Bucket, WORDS};
+
+    /// Bit `i * STRIDE` of what [`matching`] returns is slot `i`.
+    pub(super) const STRIDE: u32 = 2;
+
+    /// The bits that name slots: dword `2i` is slot `i`'s low half; the
+    /// odd ones and the link's are not tags.
+    const LANES: u32 = {
+        let mut lanes = 0;
+        let mut i = 0;
+        while i < WORDS {
+            lanes |= 1 << (i as u32 * STRIDE);
+            i += 1;
+        }
+        lanes
+    };
+
     #[inline(always)]
-    pub(super) fn tag_matches(&self, tag: u32) -> TagMatches {
+    pub(super) fn matching(bucket: &Bucket, tag: u32) -> u32 {
         // The assembly reads exactly this layout: 7 words and a link.
         const _: () = assert!(WORDS == 7 && core::mem::size_of::<Bucket>() == 64);
         let bits: u32;
         // SAFETY: reads the bucket's 64 bytes, a live, 64-byte aligned line
-        // (`&self`, `align(64)`), and writes only the named registers. The
+        // (`&Bucket`, `align(64)`), and writes only the named registers. The
         // writer may store to the slots meanwhile (atomic stores, under its
         // lock): the loads act as relaxed atomic loads of the line's eight
         // aligned words, which x86 reads whole (an aligned 16-byte SSE load
@@ -92,7 +94,7 @@ impl Bucket {
                 "packssdw {c}, {d}",
                 "packsswb {a}, {c}",
                 "pmovmskb {bits:e}, {a}",
-                p = in(reg) ptr::from_ref(self),
+                p = in(reg) ptr::from_ref(bucket),
                 tag = in(reg) tag,
                 bits = lateout(reg) bits,
                 t = out(xmm_reg) _,
@@ -103,44 +105,34 @@ impl Bucket {
                 options(nostack, readonly, preserves_flags),
             );
         }
-        // Dword `2i` is slot `i`'s low half; the odd ones and the link's
-        // are not tags.
-        TagMatches(bits & TAG_LANES)
+        bits & LANES
     }
 }
 
-/// Bit `i * TAG_STRIDE` of a [`TagMatches`] is slot `i`.
-#[cfg(all(
-    target_arch = "x86_64",
-    target_feature = "sse2",
-    not(miri),
-    not(interner_loom)
-))]
-const TAG_STRIDE: u32 = 2;
+/// [`Bucket::tag_matches`], portable: relaxed loads of the slots.
 #[cfg(not(all(
     target_arch = "x86_64",
     target_feature = "sse2",
     not(miri),
     not(interner_loom)
 )))]
-const TAG_STRIDE: u32 = 1;
+mod tags {
+    use super::Bucket;
+    use crate::sync::Ordering;
 
-/// The bits of a [`TagMatches`] that name slots.
-#[cfg(all(
-    target_arch = "x86_64",
-    target_feature = "sse2",
-    not(miri),
-    not(interner_loom)
-))]
-const TAG_LANES: u32 = {
-    let mut lanes = 0;
-    let mut i = 0;
-    while i < WORDS {
-        lanes |= 1 << (i as u32 * TAG_STRIDE);
-        i += 1;
+    /// Bit `i * STRIDE` of what [`matching`] returns is slot `i`.
+    pub(super) const STRIDE: u32 = 1;
+
+    #[inline(always)]
+    pub(super) fn matching(bucket: &Bucket, tag: u32) -> u32 {
+        let mut bits = 0u32;
+        for (i, slot) in bucket.words.iter().enumerate() {
+            // Relaxed: a filter only (`Bucket::tag_matches`).
+            bits |= u32::from(slot.load(Ordering::Relaxed) as u32 == tag) << i;
+        }
+        bits
     }
-    lanes
-};
+}
 
 /// The slots [`Bucket::tag_matches`] found, in order.
 #[derive(Clone, Copy)]
@@ -154,7 +146,7 @@ impl Iterator for TagMatches {
         if self.0 == 0 {
             return None;
         }
-        let slot = (self.0.trailing_zeros() / TAG_STRIDE) as usize;
+        let slot = (self.0.trailing_zeros() / tags::STRIDE) as usize;
         self.0 &= self.0 - 1;
         Some(slot)
     }
