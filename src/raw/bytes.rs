@@ -54,14 +54,12 @@ pub(crate) fn bytes_eq(a: &[u8], b: &[u8]) -> bool {
         };
     }
     let mut at = 0;
-    if n > 64 {
-        while at + 64 < n {
-            // SAFETY: both are `n > at + 64` bytes long.
-            if unsafe { chunk_diff(a, b, at) | chunk_diff(a, b, at + 16) } != 0 {
-                return false;
-            }
-            at += 32;
+    while at + 64 < n {
+        // SAFETY: both are `n > at + 64` bytes long.
+        if unsafe { chunk_diff(a, b, at) | chunk_diff(a, b, at + 16) } != 0 {
+            return false;
         }
+        at += 32;
     }
     // 16 < n - at <= 64 bytes left.
     let [c0, c1, c2, c3] = chunks(at, n);
@@ -194,15 +192,13 @@ pub(crate) fn hash_bytes(bytes: &[u8], seed: HashSeed) -> u64 {
         (a ^ s0, b ^ s1)
     } else {
         let mut at = 0;
-        if n > 64 {
-            while at + 64 < n {
-                // SAFETY: `at + 64 < n`: both chunks lie in `bytes`.
-                unsafe {
-                    s0 = fold(read64(bytes, at) ^ s0, read64(bytes, at + 16) ^ k0);
-                    s1 = fold(read64(bytes, at + 8) ^ s1, read64(bytes, at + 24) ^ k1);
-                }
-                at += 32;
+        while at + 64 < n {
+            // SAFETY: `at + 64 < n`: both chunks lie in `bytes`.
+            unsafe {
+                s0 = fold(read64(bytes, at) ^ s0, read64(bytes, at + 16) ^ k0);
+                s1 = fold(read64(bytes, at + 8) ^ s1, read64(bytes, at + 24) ^ k1);
             }
+            at += 32;
         }
         // 16 < n - at <= 64 bytes left.
         let [c0, c1, c2, c3] = chunks(at, n);

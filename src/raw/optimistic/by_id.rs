@@ -119,12 +119,12 @@ impl ById {
             filter: try_boxed_slice(words, || 0).ok_or(AllocError)?,
             synced: Ref::default(),
         };
-        side.synced = log.walk_from(Ref::default(), |at, entry| {
+        let end = log.walk_from(Ref::default(), |at, entry| {
             let hash = hash_of(entry.id());
-            side.filter[hash as usize & (words - 1)] |= filter_bits(hash);
-            side.map
-                .insert_unique(hash, at.to_bits(), |_| unreachable!("reserved above"));
+            side.note(hash);
+            map_in(&mut side.map, hash, at);
         });
+        side.synced = end;
         debug_assert_eq!(side.map.len(), entries, "every entry, once");
         Ok(side)
     }
@@ -142,9 +142,7 @@ impl ById {
     ) -> Option<Ref> {
         let map = &mut self.map;
         self.synced = log.walk_from(self.synced, |at, entry| {
-            map.insert_unique(hash_of(entry.id()), at.to_bits(), |_| {
-                unreachable!("the side has room for every entry")
-            });
+            map_in(map, hash_of(entry.id()), at);
         });
         self.map
             .find(hash, |&at| {
@@ -153,6 +151,15 @@ impl ById {
             })
             .map(|&at| Ref::from_bits(at))
     }
+}
+
+/// Puts `at`, of id hash `hash`, into `map`, which has room for it: a side
+/// holds room for every entry of its shard (`ById::is_full`).
+#[inline]
+fn map_in(map: &mut HashTable<u32>, hash: u64, at: Ref) {
+    map.insert_unique(hash, at.to_bits(), |_| {
+        unreachable!("the side has room for every entry")
+    });
 }
 
 #[cfg(all(test, not(interner_loom)))]
