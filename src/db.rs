@@ -333,8 +333,8 @@ impl<S: Strategy> InternedStringDb<S> {
     ///
     /// Under the optimistic strategy a present name is found as an intern
     /// hit is, without a lock and without computing the id; a name the
-    /// lock-free probe does not find is looked up by its id under the NC's
-    /// writer lock.
+    /// lock-free probe does not find is looked up by its id as `resolve`
+    /// does, without an exclusive lock.
     pub fn lookup_bytes(&self, nc: usize, bytes: &[u8]) -> Option<u64> {
         let ctx = self.contexts.get(nc)?;
         if let Some(id) = ctx.shard.find_present(bytes) {

@@ -40,9 +40,11 @@
 //!   is found with **no lock, no atomic read-modify-write and no store to
 //!   shared memory**, and without computing SipHash: a fast hash of the
 //!   bytes, acquire loads of one bucket line, one full compare, and the stored
-//!   id. Misses, and resolving ids, take a per-NC lock; entries are appended
-//!   to the NC's log of fixed-size slabs, and the index grows one bucket at a
-//!   time without blocking readers.
+//!   id. Misses take a per-NC lock; entries are appended to the NC's log of
+//!   fixed-size slabs, and the index grows one bucket at a time without
+//!   blocking readers. Resolving an id takes no exclusive lock: a shared
+//!   lock on the NC's by-id map, which the writer takes exclusively only to
+//!   add entries 32 at a time.
 //! * [`RwLockStrategy`]: the reference's protocol, faithfully: a futex
 //!   `RwLock` per NC, taken for write on every intern (hit or miss) and for
 //!   read by the merge, under a global `RwLock` taken for read across the

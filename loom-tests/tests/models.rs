@@ -263,11 +263,11 @@ fn optimistic_hit_then_snapshot_holds_the_entry() {
 }
 
 /// `resolve` races an insert that splits the by-bytes index (every insert
-/// past the first does in loom builds) and grows its segment directory: a
-/// stored id always resolves to its bytes, and the racing one to nothing or
-/// to all of its bytes. (`resolve` takes the NC's lock today; the model
-/// guards a lock-free by-id probe, whose false misses during a split must
-/// fall back to the lock: `docs/history.md`.)
+/// past the first does in loom builds), grows its segment directory and
+/// brings the by-id map up to date (every second insert does in loom
+/// builds): a stored id always resolves to its bytes, and the racing one to
+/// nothing or to all of its bytes. `resolve` takes no exclusive lock: the
+/// map under its shared lock, then a lock-free walk of what it lacks.
 #[test]
 fn optimistic_resolve_races_split() {
     let stored = names_where("i", 2, 3, |_| true);
@@ -295,6 +295,46 @@ fn optimistic_resolve_races_split() {
         reader.join().unwrap();
         let bytes = db.resolve(0, get_id(racing.as_bytes()));
         assert_eq!(bytes.as_deref(), Some(racing.as_bytes()));
+    });
+}
+
+/// `resolve` of an id whose intern returned (a flag, released after it,
+/// says so) finds it while the writer goes on: its next inserts bring the
+/// by-id map up to date (every second insert in loom builds), so the
+/// reader's lookup races the entry moving from the part the map lacks,
+/// which the reader walks, into the map.
+#[test]
+fn optimistic_resolve_after_intern_races_catch_up() {
+    let names = names_where("c", 2, 3, |_| true);
+    loom::model(move || {
+        let db = db::<OptimisticStrategy>(1);
+        let returned = Arc::new(AtomicBool::new(false));
+        let writer = {
+            let (db, names, returned) = (Arc::clone(&db), names.clone(), Arc::clone(&returned));
+            spawn(move || {
+                db.intern(0, &names[0]).unwrap();
+                returned.store(true, Ordering::Release);
+                for name in &names[1..] {
+                    db.intern(0, name).unwrap();
+                }
+            })
+        };
+        let reader = {
+            let (db, names, returned) = (Arc::clone(&db), names.clone(), Arc::clone(&returned));
+            spawn(move || {
+                if returned.load(Ordering::Acquire) {
+                    let bytes = db.resolve(0, get_id(names[0].as_bytes()));
+                    assert_eq!(bytes.as_deref(), Some(names[0].as_bytes()));
+                }
+                check_visible(&db, 0, &names[1]);
+            })
+        };
+        writer.join().unwrap();
+        reader.join().unwrap();
+        for name in &names {
+            let bytes = db.resolve(0, get_id(name.as_bytes()));
+            assert_eq!(bytes.as_deref(), Some(name.as_bytes()));
+        }
     });
 }
 

@@ -1,10 +1,10 @@
 //! The optimistic strategy: a lock-free hit path over a per-NC log of
-//! entries, with a per-NC lock for misses and for resolving ids.
+//! entries, with a per-NC lock for misses.
 //!
 //! A hit is found by the bytes (a fast hash, then an exact compare) and
 //! returns the id stored with them: it computes no SipHash at all. A by-id
-//! map under the NC's writer lock serves everything else: resolving ids, and
-//! finding conflicts.
+//! map serves everything else: resolving ids under its shared lock, and
+//! finding conflicts under the NC's writer lock.
 
 use super::imp::{IdSource, Probe, Refusal, Sealed, Shard, ShardConfig, ShardStats};
 use super::parts::{check_cap, compare};
@@ -19,9 +19,13 @@ use crate::raw::{Entry, RawShard};
 ///
 /// Misses take the NC's writer lock, re-check, and append the string to the
 /// NC's log of fixed-size slabs. The by-bytes index grows one bucket at a
-/// time without blocking readers. Resolving an id (`resolve`, `lookup`,
-/// conflicts, caller-supplied ids) takes the writer lock. See
-/// `docs/design.md` for the memory orderings and the memory cost.
+/// time without blocking readers. Resolving an id (`resolve`,
+/// `with_resolved`, a `lookup` of a name the lock-free probe missed) takes
+/// no exclusive lock: the by-id map under a shared lock that only the
+/// writer's batched updates take exclusively, then a lock-free walk of the
+/// few entries the map lacks. Conflicts and caller-supplied ids are checked
+/// under the writer lock. See `docs/design.md` for the memory orderings and
+/// the memory cost.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct OptimisticStrategy;
 
@@ -132,8 +136,8 @@ impl Shard for OptimisticShard {
     }
 
     fn with_entry<R>(&self, id: u64, f: impl FnOnce(&[u8]) -> R) -> Option<R> {
-        // `find_by_id` releases the lock before returning: `f` may call back
-        // into the db.
+        // `find_by_id` holds no lock when it returns: `f` may call back into
+        // the db.
         self.raw.find_by_id(id).map(|entry| f(entry.bytes()))
     }
 

@@ -1,19 +1,26 @@
-//! The by-id side of a shard, under its writer lock: a map of log refs by
-//! the hash of their id, filled lazily, and a filter of every id the shard
-//! holds, filled eagerly.
+//! The by-id side of a shard: a map of log refs by the hash of their id,
+//! filled lazily and read under a shared lock, and a filter of every id the
+//! shard holds, filled eagerly and owned by the writer.
 //!
 //! A miss must know whether its id is in the shard already (its own entry,
 //! hidden from the lock-free probe by a split, or another string's: a
 //! conflict). The filter answers "certainly not" for almost every new id
 //! from one word in a small, cache-resident bit array, and then the miss
-//! reads and writes nothing of the map. Every lookup by id asks the filter
-//! first too; one that gets a "maybe" (a present id, or one in 8 to 25 new
-//! ones) brings the map up to date from the log ([`ById::find`]): the entries appended since it was last
-//! brought up to date are read in log order, just written and close
-//! together, and inserted in one go, so that the cache misses of their
-//! inserts overlap instead of each miss waiting for its own (an insert into
-//! the map's slot array was a store miss that every miss's unlock waited
-//! for, `docs/history.md`).
+//! reads and writes nothing of the map. A lookup by id under the writer
+//! lock asks the filter first too; one that gets a "maybe" (a present id,
+//! or one in 8 to 25 new ones) looks among the entries the map lacks, which
+//! the filter keeps with their id hashes, then in the map under the shared
+//! lock. The map takes the entries it lacks [`CATCH_UP`] at a time
+//! ([`IdMap::catch_up`]), inserted in one go, so that the cache misses of
+//! their inserts overlap instead of each miss waiting for its own (an
+//! insert into the map's slot array was a store miss that every miss's
+//! unlock waited for, `docs/history.md`), and so that a reader's walk of
+//! what the map lacks stays short.
+//!
+//! Readers (`resolve`, `with_resolved`, a `lookup` the lock-free probe
+//! missed) take no exclusive lock: [`IdMap::find_shared`] looks in the map
+//! under the shard's shared lock, and then walks the log from where the map
+//! stops, without a lock, as a snapshot does.
 //!
 //! The filter is a blocked Bloom filter: each id sets two bits of one
 //! 64-bit word, and it has 4 bits for each of the map's buckets (half a
@@ -31,6 +38,11 @@ use crate::raw::alloc::{try_boxed_slice, AllocError};
 /// Map slots per 64-bit filter word: 4 bits a slot.
 const FILTER_LOAD: usize = 16;
 
+/// Entries the writer lets wait for the map at most: what a reader walks
+/// past the map, beside entries appended while it walks. (Small in loom
+/// builds, so that the models reach the bringing-up-to-date.)
+pub(super) const CATCH_UP: usize = if cfg!(interner_loom) { 2 } else { 32 };
+
 /// The two bits of the filter word that a hash sets: from bits the word's
 /// index does not use (it takes the low ones).
 #[inline]
@@ -38,33 +50,43 @@ fn filter_bits(hash: u64) -> u64 {
     1 << (hash >> 52 & 63) | 1 << (hash >> 58)
 }
 
-/// The by-id map and the id filter of one shard.
-pub(super) struct ById {
-    /// Log refs, placed by the shard's id hash; holds every entry before
-    /// `synced`.
-    map: HashTable<u32>,
+/// The id filter of one shard, and the entries the map lacks; the
+/// writer's alone.
+pub(super) struct IdFilter {
     /// A power of two of words, or none before the first entry.
-    filter: Box<[u64]>,
+    words: Box<[u64]>,
     /// Entries the map and the filter have room for (the filter holds
     /// every entry's id).
     room: usize,
+    /// The entries noted since the map was last brought up to date, with
+    /// their id hashes: the first `pending` slots.
+    lacking: [(u64, Ref); CATCH_UP],
+    pending: usize,
+}
+
+/// The by-id map of one shard: read under the shard's shared lock, written
+/// under its exclusive one by the writer alone.
+pub(super) struct IdMap {
+    /// Log refs, placed by the shard's id hash; holds every entry before
+    /// `synced`.
+    map: HashTable<u32>,
     /// The log position before which every entry is in `map`.
     synced: Ref,
 }
 
-impl ById {
+impl IdFilter {
     /// Empty; allocates nothing.
-    pub(super) fn new() -> ById {
-        ById {
-            map: HashTable::new(),
-            filter: Box::new([]),
+    pub(super) fn new() -> IdFilter {
+        IdFilter {
+            words: Box::new([]),
             room: 0,
-            synced: Ref::default(),
+            lacking: [(0, Ref::default()); CATCH_UP],
+            pending: 0,
         }
     }
 
     /// Whether [`note`](Self::note) of one more entry needs a
-    /// [`rebuilt`](Self::rebuilt) side first (the shard holds `entries`).
+    /// [`rebuilt`] side first (the shard holds `entries`).
     #[inline]
     pub(super) fn is_full(&self, entries: usize) -> bool {
         entries >= self.room
@@ -74,87 +96,145 @@ impl ById {
     /// `false` means certainly not.
     #[inline]
     pub(super) fn may_hold(&self, hash: u64) -> bool {
-        if self.filter.is_empty() {
+        if self.words.is_empty() {
             return false;
         }
         let bits = filter_bits(hash);
-        self.filter[hash as usize & (self.filter.len() - 1)] & bits == bits
+        self.words[hash as usize & (self.words.len() - 1)] & bits == bits
     }
 
-    /// Records the id hash of an entry just appended to the log (the caller
-    /// checked [`is_full`](Self::is_full)).
+    /// Records the entry just appended to the log at `at`, of id hash
+    /// `hash` (the caller checked [`is_full`](Self::is_full) and brings the
+    /// map up to date when [`is_lacking_most`](Self::is_lacking_most)).
     #[inline]
-    pub(super) fn note(&mut self, hash: u64) {
-        debug_assert!(!self.filter.is_empty());
-        let len = self.filter.len();
-        self.filter[hash as usize & (len - 1)] |= filter_bits(hash);
+    pub(super) fn note(&mut self, hash: u64, at: Ref) {
+        debug_assert!(self.pending < CATCH_UP);
+        self.set(hash);
+        self.lacking[self.pending] = (hash, at);
+        self.pending += 1;
     }
 
-    /// A side with room for twice the `entries` of `log` (amortised growth),
-    /// holding all of them, built by walking the log: its records are read
-    /// in address order, where growing the map by moving its refs would read
-    /// each record again for its id, in hash order, a cache miss apiece once
-    /// the log outgrows the cache (13% of a miss's time at 10^6 entries with
-    /// `hashbrown`'s rehash, `docs/history.md`). On an allocation failure
-    /// the caller keeps the old side.
-    pub(super) fn rebuilt(
-        log: &Log,
-        entries: usize,
-        hash_of: impl Fn(u64) -> u64,
-    ) -> Result<ById, AllocError> {
-        let mut map = HashTable::new();
-        map.try_reserve(entries.saturating_mul(2).max(4), |_| 0)
-            .map_err(|_| AllocError)?;
-        // The filter is sized to the map's capacity (a power of two of
-        // buckets, 7/8 of them usable), so that the map fills before the
-        // side is rebuilt, as it did alone.
-        let words = map
-            .capacity()
-            .div_ceil(FILTER_LOAD)
-            .checked_next_power_of_two()
-            .ok_or(AllocError)?;
-        let mut side = ById {
-            room: map.capacity(),
-            map,
-            filter: try_boxed_slice(words, || 0).ok_or(AllocError)?,
-            synced: Ref::default(),
-        };
-        let end = log.walk_from(Ref::default(), |at, entry| {
-            let hash = hash_of(entry.id());
-            side.note(hash);
-            map_in(&mut side.map, hash, at);
-        });
-        side.synced = end;
-        debug_assert_eq!(side.map.len(), entries, "every entry, once");
-        Ok(side)
+    /// Sets the filter's bits for `hash`.
+    #[inline]
+    fn set(&mut self, hash: u64) {
+        debug_assert!(!self.words.is_empty());
+        let len = self.words.len();
+        self.words[hash as usize & (len - 1)] |= filter_bits(hash);
     }
 
-    /// Where `log` stores the entry of `id`, whose hash is `hash`, found
-    /// after inserting into the map every entry appended since it was last
-    /// brought up to date (the filter is not asked: see
-    /// [`may_hold`](Self::may_hold)).
-    pub(super) fn find(
-        &mut self,
-        log: &Log,
-        id: u64,
-        hash: u64,
-        hash_of: impl Fn(u64) -> u64,
-    ) -> Option<Ref> {
-        let map = &mut self.map;
-        self.synced = log.walk_from(self.synced, |at, entry| {
-            map_in(map, hash_of(entry.id()), at);
-        });
+    /// Whether the map lacks as many entries as it may:
+    /// [`IdMap::catch_up`] before the next [`note`](Self::note).
+    #[inline]
+    pub(super) fn is_lacking_most(&self) -> bool {
+        self.pending == CATCH_UP
+    }
+
+    /// Where `log` stores the entry of `id`, of hash `hash`, if it is one
+    /// the map lacks. The writer's.
+    pub(super) fn find_lacking(&self, log: &Log, id: u64, hash: u64) -> Option<Ref> {
+        self.lacking[..self.pending]
+            .iter()
+            .filter(|&&(h, _)| h == hash)
+            // SAFETY: the writer's own records.
+            .find(|&&(_, at)| unsafe { log.entry(at) }.id() == id)
+            .map(|&(_, at)| at)
+    }
+}
+
+/// A filter and a map with room for twice the `entries` of `log` (amortised
+/// growth), holding all of them, built by walking the log: its records are
+/// read in address order, where growing the map by moving its refs would
+/// read each record again for its id, in hash order, a cache miss apiece
+/// once the log outgrows the cache (13% of a miss's time at 10^6 entries
+/// with `hashbrown`'s rehash, `docs/history.md`). Readers keep the old map
+/// while this builds; on an allocation failure the caller keeps both old
+/// parts.
+pub(super) fn rebuilt(
+    log: &Log,
+    entries: usize,
+    hash_of: impl Fn(u64) -> u64,
+) -> Result<(IdFilter, IdMap), AllocError> {
+    let mut map = HashTable::new();
+    map.try_reserve(entries.saturating_mul(2).max(4), |_| 0)
+        .map_err(|_| AllocError)?;
+    // The filter is sized to the map's capacity (a power of two of
+    // buckets, 7/8 of them usable), so that the map fills before the
+    // side is rebuilt, as it did alone.
+    let words = map
+        .capacity()
+        .div_ceil(FILTER_LOAD)
+        .checked_next_power_of_two()
+        .ok_or(AllocError)?;
+    let mut filter = IdFilter {
+        room: map.capacity(),
+        words: try_boxed_slice(words, || 0).ok_or(AllocError)?,
+        ..IdFilter::new()
+    };
+    let synced = log.walk_from(Ref::default(), |at, entry| {
+        let hash = hash_of(entry.id());
+        filter.set(hash);
+        map_in(&mut map, hash, at);
+    });
+    debug_assert_eq!(map.len(), entries, "every entry, once");
+    Ok((filter, IdMap { map, synced }))
+}
+
+impl IdMap {
+    /// Inserts every entry that `filter` notes the map lacks; `end` is
+    /// `log`'s published end, which they are all before. The writer's, under
+    /// the exclusive lock.
+    pub(super) fn catch_up(&mut self, filter: &mut IdFilter, end: Ref) {
+        for &(hash, at) in &filter.lacking[..filter.pending] {
+            debug_assert!(self.synced <= at && at < end);
+            map_in(&mut self.map, hash, at);
+        }
+        self.synced = end;
+        filter.pending = 0;
+    }
+
+    /// Where the map places the entry of `id`, whose hash is `hash`, if it
+    /// holds it (entries appended since it was last brought up to date are
+    /// not looked at).
+    pub(super) fn get(&self, log: &Log, id: u64, hash: u64) -> Option<Ref> {
         self.map
             .find(hash, |&at| {
-                // SAFETY: a ref the writer made to its own published record.
+                // SAFETY: a ref the writer made to its own published record
+                // and placed under the exclusive lock, which a reader
+                // acquired (its shared lock) after.
                 unsafe { log.entry(Ref::from_bits(at)) }.id() == id
             })
             .map(|&at| Ref::from_bits(at))
     }
+
+    /// Where `log` stores the entry of `id`, for a reader holding the
+    /// shard's shared lock as `ids` (`None` before the first entry): looked
+    /// up in the map, then, with the lock released, among the entries
+    /// appended since the map was last brought up to date, walked as a
+    /// snapshot walks them. Finds every entry published before the call.
+    pub(super) fn find_shared<G: core::ops::Deref<Target = Option<Box<IdMap>>>>(
+        ids: G,
+        log: &Log,
+        id: u64,
+        hash: u64,
+    ) -> Option<Ref> {
+        let map = ids.as_ref()?;
+        if let Some(at) = map.get(log, id, hash) {
+            return Some(at);
+        }
+        let from = map.synced;
+        drop(ids);
+        let mut found = None;
+        log.walk_from(from, |at, entry| {
+            if found.is_none() && entry.id() == id {
+                found = Some(at);
+            }
+        });
+        found
+    }
 }
 
 /// Puts `at`, of id hash `hash`, into `map`, which has room for it: a side
-/// holds room for every entry of its shard (`ById::is_full`).
+/// holds room for every entry of its shard (`IdFilter::is_full`).
 #[inline]
 fn map_in(map: &mut HashTable<u32>, hash: u64, at: Ref) {
     map.insert_unique(hash, at.to_bits(), |_| {

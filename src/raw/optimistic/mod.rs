@@ -6,7 +6,8 @@
 //! * [`table`]: the by-bytes index that hits read without a lock, grown by
 //!   linear hashing; [`blocks`]: its buckets, segments, overflow pools and
 //!   directories, owned by its writer;
-//! * [`by_id`]: the by-id map and the id filter, under the writer lock;
+//! * [`by_id`]: the by-id map, read under a shared lock, and the id
+//!   filter, under the writer lock;
 //! * [`shard`]: them together with the writer lock;
 //! * [`witness`]: in loom builds only, loom-tracked cells standing in for
 //!   the records' bytes, so that the models see their publication.

@@ -6,12 +6,15 @@
 //!   table's acquire loads, one full compare against the record: no lock, no
 //!   read-modify-write, no store. Only entries whose id is the db's id of their
 //!   bytes are in the table, so a hit never returns another id.
+//! * **Finding an entry by its id** (`resolve`) takes no exclusive lock:
+//!   the by-id map under a shared lock, then a lock-free walk of the few
+//!   entries appended since the map was last brought up to date.
 //! * **Everything else** takes the writer lock: inserts, finding an entry by
-//!   its id (conflicts, caller-supplied ids, `resolve`), opening and closing.
-//!   The by-id side ([`by_id`](super::by_id)): a filter of every id, and a
-//!   `hashbrown::HashTable` of 4-byte log refs brought up to date when
-//!   needed, placed by a per-shard seeded mix of the id, so caller-chosen
-//!   ids cannot force long probe chains.
+//!   its id for them (conflicts, caller-supplied ids), opening and closing.
+//!   The by-id side ([`by_id`](super::by_id)): a filter of every id, which
+//!   only the writer reads, and a `hashbrown::HashTable` of 4-byte log refs
+//!   brought up to date when needed, placed by a per-shard seeded mix of
+//!   the id, so caller-chosen ids cannot force long probe chains.
 //! * **Walks** (`for_each_since`) read the log without a lock, in insertion
 //!   order, from any position a previous walk returned.
 //!
@@ -20,7 +23,7 @@
 //! words of cold ones.
 
 use super::blocks::TableWriter;
-use super::by_id::ById;
+use super::by_id::{rebuilt, IdFilter, IdMap};
 use super::log::{Log, LogWriter, Ref};
 use super::record::Entry;
 use super::table::Table;
@@ -28,7 +31,7 @@ use crate::raw::alloc::{try_box, AllocError};
 use crate::raw::bytes::{
     bytes_eq, hash_bytes, hash_id, prefetch, prefetch_span, HashSeed, CACHE_LINE,
 };
-use crate::sync::{self, AtomicBool, AtomicUsize, Mutex, MutexGuard, Ordering};
+use crate::sync::{self, AtomicBool, AtomicU32, AtomicUsize, Mutex, MutexGuard, Ordering, RwLock};
 
 /// What every hit reads, on a line of its own that misses write only to
 /// grow the table (once per several splits) or to open/close.
@@ -45,17 +48,24 @@ struct Hot {
 struct Writer {
     log: LogWriter,
     table: TableWriter,
-    /// Log refs and the id filter, placed by [`RawShard::id_hash`].
-    by_id: ById,
+    /// The id filter, placed by [`RawShard::id_hash`].
+    ids: IdFilter,
 }
 
 /// One NC's lock-free shard: acquire-only hits, everything else under a lock.
 pub(crate) struct RawShard {
     hot: Hot,
     writer: Mutex<Option<Box<Writer>>>,
-    entries: AtomicUsize,
+    /// The by-id map (log refs placed by [`RawShard::id_hash`]): made with
+    /// the first entry, read under the shared lock, written by the writer
+    /// under the exclusive one. Lock order: `writer`, then this.
+    ids: RwLock<Option<Box<IdMap>>>,
+    /// Entries stored: a log of 32-bit refs holds fewer than 2^32.
+    entries: AtomicU32,
     bytes: AtomicUsize,
-    capacity: usize,
+    /// Entries the table has room for before it first grows (below 2^32,
+    /// checked by `try_new`).
+    capacity: u32,
     /// The NC's cap on bytes of string data, which the strategy checks. Kept
     /// here, in what would be padding, so that the strategy's shard stays
     /// two lines.
@@ -76,9 +86,10 @@ impl RawShard {
                 seed: HashSeed::new(),
             },
             writer: Mutex::new(None),
-            entries: AtomicUsize::new(0),
+            ids: RwLock::new(None),
+            entries: AtomicU32::new(0),
             bytes: AtomicUsize::new(0),
-            capacity,
+            capacity: u32::try_from(capacity).map_err(|_| AllocError)?,
             byte_cap,
         };
         if capacity > 0 {
@@ -193,7 +204,7 @@ impl RawShard {
 
     /// Entries stored (exact when no insert is running).
     pub(crate) fn len(&self) -> usize {
-        self.entries.load(Ordering::Relaxed)
+        self.entries.load(Ordering::Relaxed) as usize
     }
 
     /// Bytes of string data stored (exact when no insert is running).
@@ -216,12 +227,17 @@ impl RawShard {
         self.for_each_since(0, f);
     }
 
-    /// The entry stored under `id`, found under the writer lock (released
-    /// before returning: entries are immutable and live as long as the
-    /// shard).
+    /// The entry stored under `id`, without the writer lock: the by-id map
+    /// under its shared lock, released before returning (entries are
+    /// immutable and live as long as the shard), then the entries the map
+    /// does not hold yet, walked lock-free. Finds every entry published
+    /// before the call.
     pub(crate) fn find_by_id(&self, id: u64) -> Option<Entry<'_>> {
-        let mut writer = self.write();
-        writer.find_by_id(id)
+        let log = &self.hot.log;
+        let at = IdMap::find_shared(sync::read(&self.ids), log, id, self.id_hash(id))?;
+        // SAFETY: a ref to a published record, acquired through the map's
+        // lock or the log's end.
+        Some(unsafe { log.entry(at) })
     }
 
     /// Takes the writer lock (recovering it from poisoning: nothing under it
@@ -240,6 +256,7 @@ impl RawShard {
         self.hot.open.store(true, Ordering::Relaxed);
         // Drops the writer: every slab, segment and retired directory.
         *sync::lock(&self.writer) = None;
+        *sync::write(&self.ids) = None;
         self.entries.store(0, Ordering::Relaxed);
         self.bytes.store(0, Ordering::Relaxed);
     }
@@ -262,17 +279,29 @@ impl<'a> WriteGuard<'a> {
         Some(unsafe { self.shard.hot.log.entry(at) })
     }
 
-    /// Where the log stores the entry of `id`.
-    fn ref_of_id(&mut self, id: u64) -> Option<Ref> {
-        let shard = self.shard;
-        let writer = self.writer.as_mut()?;
-        let hash = shard.id_hash(id);
-        if !writer.by_id.may_hold(hash) {
+    /// Where the log stores the entry of `id`: the filter first, inline
+    /// (it answers almost every miss), then [`ref_of_maybe`](Self::ref_of_maybe).
+    #[inline]
+    fn ref_of_id(&self, id: u64) -> Option<Ref> {
+        let writer = self.writer.as_ref()?;
+        let hash = self.shard.id_hash(id);
+        if !writer.ids.may_hold(hash) {
             return None;
         }
+        self.ref_of_maybe(writer, id, hash)
+    }
+
+    /// The filter's "maybe": the entries the map lacks, then the map under
+    /// the shared lock (a "maybe" holds no reader off).
+    #[cold]
+    #[inline(never)]
+    fn ref_of_maybe(&self, writer: &Writer, id: u64, hash: u64) -> Option<Ref> {
+        let shard = self.shard;
+        let log = &shard.hot.log;
         writer
-            .by_id
-            .find(&shard.hot.log, id, hash, |id| shard.id_hash(id))
+            .ids
+            .find_lacking(log, id, hash)
+            .or_else(|| sync::read(&shard.ids).as_ref()?.get(log, id, hash))
     }
 
     /// Bytes of string data stored.
@@ -281,16 +310,25 @@ impl<'a> WriteGuard<'a> {
     }
 
     /// The writer's state, made on first use.
+    #[inline]
     fn writer_mut(&mut self) -> Result<&mut Writer, AllocError> {
         if self.writer.is_none() {
-            let fresh = Writer {
-                log: LogWriter::default(),
-                table: TableWriter::default(),
-                by_id: ById::new(),
-            };
-            *self.writer = Some(try_box(fresh).ok_or(AllocError)?);
+            self.make_writer()?;
         }
         Ok(self.writer.as_mut().expect("made above"))
+    }
+
+    /// [`writer_mut`](Self::writer_mut)'s first call.
+    #[cold]
+    #[inline(never)]
+    fn make_writer(&mut self) -> Result<(), AllocError> {
+        let fresh = Writer {
+            log: LogWriter::default(),
+            table: TableWriter::default(),
+            ids: IdFilter::new(),
+        };
+        *self.writer = Some(try_box(fresh).ok_or(AllocError)?);
+        Ok(())
     }
 
     /// Opens or closes the shard.
@@ -324,7 +362,7 @@ impl<'a> WriteGuard<'a> {
         shard
             .hot
             .table
-            .insert(&mut writer.table, hash, at, shard.capacity)
+            .insert(&mut writer.table, hash, at, shard.capacity as usize)
             .map_err(|_| AllocError)
     }
 
@@ -359,12 +397,29 @@ impl<'a> WriteGuard<'a> {
         let shard = self.shard;
         let writer = self.writer_mut()?;
         let log = &shard.hot.log;
-        if writer.by_id.is_full(shard.len()) {
-            writer.by_id = ById::rebuilt(log, shard.len(), |id| shard.id_hash(id))?;
+        if writer.ids.is_full(shard.len()) {
+            // Built while readers use the old map; swapped in at once.
+            let (filter, map) = rebuilt(log, shard.len(), |id| shard.id_hash(id))?;
+            let mut ids = sync::write(&shard.ids);
+            let _old = match ids.as_mut() {
+                Some(old) => Some(core::mem::replace(&mut **old, map)),
+                None => {
+                    *ids = Some(try_box(map).ok_or(AllocError)?);
+                    None
+                }
+            };
+            drop(ids);
+            writer.ids = filter;
+        }
+        if writer.ids.is_lacking_most() {
+            if let Some(map) = sync::write(&shard.ids).as_mut() {
+                map.catch_up(&mut writer.ids, log.end());
+            }
         }
         let at = log.append(&mut writer.log, id, bytes)?;
-        // Into the filter now, into the map when it is next needed.
-        writer.by_id.note(shard.id_hash(id));
+        // Into the filter now, into the map with the next few (a reader
+        // walks past the map to the entries it lacks).
+        writer.ids.note(shard.id_hash(id), at);
         // Published to walks before hits can find it: a thread whose intern
         // returned through a hit on this entry may snapshot at once, and
         // the snapshot must hold it (`tests/hit_then_snapshot.rs`).
@@ -374,10 +429,12 @@ impl<'a> WriteGuard<'a> {
             let _ = shard
                 .hot
                 .table
-                .insert(&mut writer.table, hash, at, shard.capacity);
+                .insert(&mut writer.table, hash, at, shard.capacity as usize);
         }
         // Under the lock: plain stores, no read-modify-write needed.
-        shard.entries.store(shard.len() + 1, Ordering::Relaxed);
+        shard
+            .entries
+            .store(shard.len() as u32 + 1, Ordering::Relaxed);
         shard
             .bytes
             .store(shard.bytes() + bytes.len(), Ordering::Relaxed);
@@ -386,216 +443,4 @@ impl<'a> WriteGuard<'a> {
 }
 
 #[cfg(all(test, not(interner_loom)))]
-mod tests {
-    use super::*;
-
-    /// Small under Miri, which is slow.
-    const N: u64 = if cfg!(miri) { 300 } else { 5000 };
-
-    /// Distinct for every `i`, of lengths 1 to 20.
-    fn key(i: u64) -> Vec<u8> {
-        format!("{i}{}", "x".repeat((i % 8) as usize)).into_bytes()
-    }
-
-    #[test]
-    fn insert_find_grow() {
-        let shard = RawShard::new(0);
-        for i in 0..N {
-            assert!(shard.find_by_id(i).is_none());
-            shard.write().insert(i, &key(i), true).unwrap();
-            let entry = shard.find_by_id(i).unwrap();
-            assert_eq!(entry.id(), i);
-            assert_eq!(entry.bytes(), &key(i)[..]);
-            assert_eq!(shard.find_by_bytes(&key(i)).unwrap().id(), i);
-        }
-        for i in 0..N {
-            assert_eq!(shard.find_by_id(i).unwrap().bytes(), &key(i)[..]);
-            assert_eq!(shard.find_by_bytes(&key(i)).unwrap().id(), i);
-        }
-        assert_eq!(shard.len() as u64, N);
-        let mut seen = Vec::new();
-        shard.for_each(|e| seen.push(e.id()));
-        assert_eq!(
-            seen,
-            (0..N).collect::<Vec<_>>(),
-            "the walk is in insertion order"
-        );
-    }
-
-    #[test]
-    fn walks_resume_where_they_stopped() {
-        let shard = RawShard::new(0);
-        let mut at = 0;
-        let mut seen = Vec::new();
-        let rounds = if cfg!(miri) { 3 } else { 10 };
-        for round in 0..rounds {
-            for i in round * 100..round * 100 + 100 + round * 37 {
-                if shard.find_by_id(i).is_none() {
-                    shard.write().insert(i, &key(i), i % 2 == 0).unwrap();
-                }
-            }
-            at = shard.for_each_since(at, |e| seen.push(e.id()));
-        }
-        let mut all = Vec::new();
-        shard.for_each(|e| all.push(e.id()));
-        assert_eq!(seen, all);
-        assert_eq!(shard.for_each_since(at, |_| panic!("nothing new")), at);
-    }
-
-    #[test]
-    fn caller_ids_are_not_indexed_by_bytes_until_promoted() {
-        let shard = RawShard::new(0);
-        shard.write().insert(42, b"caller", false).unwrap();
-        assert!(shard.find_by_bytes(b"caller").is_none());
-        assert_eq!(shard.find_by_id(42).unwrap().bytes(), b"caller");
-        let mut writer = shard.write();
-        let entry = writer.find_by_id(42).unwrap();
-        writer.index_by_bytes(entry).unwrap();
-        writer.index_by_bytes(entry).unwrap(); // idempotent
-        drop(writer);
-        assert_eq!(shard.find_by_bytes(b"caller").unwrap().id(), 42);
-        let mut count = 0;
-        shard.for_each(|_| count += 1);
-        assert_eq!(count, 1);
-    }
-
-    #[test]
-    fn ids_zero_and_max() {
-        let shard = RawShard::new(4);
-        shard.write().insert(0, b"zero", false).unwrap();
-        assert!(shard.find_by_id(u64::MAX).is_none());
-        shard.write().insert(u64::MAX, b"max", false).unwrap();
-        assert_eq!(shard.find_by_id(0).unwrap().bytes(), b"zero");
-        assert_eq!(shard.find_by_id(u64::MAX).unwrap().bytes(), b"max");
-        // A wide id's record is longer: the walk steps over it exactly.
-        shard.write().insert(1 << 60, b"wide", true).unwrap();
-        shard.write().insert(5, b"after", true).unwrap();
-        let mut walked = Vec::new();
-        shard.for_each(|e| walked.push((e.id(), e.bytes().to_vec())));
-        let expected: [(u64, &[u8]); 4] = [
-            (0, b"zero"),
-            (u64::MAX, b"max"),
-            (1 << 60, b"wide"),
-            (5, b"after"),
-        ];
-        assert_eq!(walked.len(), expected.len());
-        for ((id, bytes), (want_id, want_bytes)) in walked.iter().zip(expected) {
-            assert_eq!((*id, &bytes[..]), (want_id, want_bytes));
-        }
-        assert_eq!(shard.find_by_bytes(b"wide").unwrap().id(), 1 << 60);
-    }
-
-    #[test]
-    fn entries_outlive_growth_and_clear_resets() {
-        let mut shard = RawShard::new(0);
-        shard.write().insert(7, b"seven", true).unwrap();
-        let early = shard.find_by_id(7).unwrap().bytes();
-        for i in 100..100 + N {
-            shard.write().insert(i, &key(i), true).unwrap();
-        }
-        assert_eq!(early, b"seven", "growth keeps entries in place");
-        shard.clear();
-        assert!(shard.find_by_id(7).is_none());
-        assert!(shard.find_by_bytes(b"seven").is_none());
-        assert_eq!((shard.len(), shard.bytes()), (0, 0));
-        shard.for_each(|_| panic!("cleared"));
-        shard.write().insert(7, b"again", true).unwrap();
-        assert_eq!(shard.find_by_id(7).unwrap().bytes(), b"again");
-    }
-
-    #[test]
-    fn empty_and_large_entries() {
-        let shard = RawShard::new(1);
-        shard.write().insert(1, b"", true).unwrap();
-        let big = vec![0xAB; 100_000];
-        shard.write().insert(2, &big, true).unwrap();
-        shard.write().insert(3, b"after the big one", true).unwrap();
-        assert_eq!(shard.find_by_id(1).unwrap().bytes(), b"");
-        assert_eq!(shard.find_by_bytes(b"").unwrap().id(), 1);
-        assert_eq!(shard.find_by_bytes(&big).unwrap().id(), 2);
-        assert_eq!(shard.find_by_bytes(b"after the big one").unwrap().id(), 3);
-        assert_eq!(shard.bytes(), 100_017);
-        let mut ids = Vec::new();
-        shard.for_each(|e| ids.push(e.id()));
-        assert_eq!(ids, [1, 2, 3]);
-    }
-
-    #[test]
-    fn batch_lookups_agree_with_single_ones() {
-        let shard = RawShard::new(0);
-        for i in 0..N / 2 {
-            shard.write().insert(i, &key(i), true).unwrap();
-        }
-        let names: Vec<Vec<u8>> = (0..N).map(key).collect();
-        let mut ids = vec![7; names.len()];
-        shard.find_ids_by_bytes(&names, &mut ids);
-        for (i, &id) in ids.iter().enumerate() {
-            // Key 0 is stored under id 0, which reads as "not found" here.
-            let expected = if (i as u64) < N / 2 { i as u64 } else { 0 };
-            assert_eq!(id, expected, "name {i}");
-        }
-    }
-
-    #[test]
-    fn ids_are_found_after_inserts_that_never_looked_one_up() {
-        // The by-id map is brought up to date only when asked (in release
-        // builds; a debug assertion of `insert_hashed` asks too): here,
-        // after the last of the side's rebuilds, for the entries since.
-        let shard = RawShard::new(0);
-        for i in 0..N {
-            shard.write().insert_hashed(i, &key(i), None).unwrap();
-        }
-        for i in (0..N).rev() {
-            assert_eq!(shard.find_by_id(i).unwrap().bytes(), &key(i)[..]);
-        }
-        assert!(shard.find_by_id(N).is_none());
-    }
-
-    #[test]
-    fn crafted_ids_do_not_chain() {
-        // Sequential and multiplier-structured ids place like any others: the
-        // by-id map mixes them with a per-shard seed.
-        let shard = RawShard::new(0);
-        for i in 0..N {
-            let id = i.wrapping_mul(0x9E37_79B9_7F4A_7C15) << 20;
-            shard.write().insert(id, &key(i), false).unwrap();
-        }
-        for i in 0..N {
-            let id = i.wrapping_mul(0x9E37_79B9_7F4A_7C15) << 20;
-            assert_eq!(shard.find_by_id(id).unwrap().bytes(), &key(i)[..]);
-        }
-    }
-
-    #[test]
-    fn concurrent_readers_and_a_writer() {
-        let shard = RawShard::new(0);
-        std::thread::scope(|s| {
-            s.spawn(|| {
-                for i in 0..N {
-                    shard.write().insert(i, &i.to_le_bytes(), true).unwrap();
-                }
-            });
-            for _ in 0..2 {
-                s.spawn(|| {
-                    for round in 0..3 {
-                        let mut walked = 0;
-                        shard.for_each(|e| {
-                            assert_eq!(e.bytes(), &e.id().to_le_bytes(), "round {round}");
-                            walked += 1;
-                        });
-                        for i in 0..N {
-                            if let Some(e) = shard.find_by_bytes(&i.to_le_bytes()) {
-                                assert_eq!(e.id(), i, "round {round}");
-                            }
-                        }
-                        assert!(walked <= N);
-                    }
-                });
-            }
-        });
-        assert_eq!(shard.len() as u64, N);
-        for i in 0..N {
-            assert_eq!(shard.find_by_bytes(&i.to_le_bytes()).unwrap().id(), i);
-        }
-    }
-}
+mod tests;

@@ -1,0 +1,141 @@
+//! Read-only calls while another thread writes: `lookup` of present names,
+//! `with_resolved` and `resolve` of present ids, beside an `intern` hit, on
+//! one NC, each alone and with a second thread interning new names into the
+//! same NC, for every strategy: `cargo bench -p benches --bench readers`.
+//!
+//! Each cell is the median of 5 runs of 2^20 calls (Zipf over 10^4
+//! synthetic names interned before), in ns per call. The loaded runs start
+//! once the writer is inserting, and the writer stops with them. A
+//! copy-on-write strategy is measured alone only: a writer copies its whole
+//! table on every insert.
+
+use std::hint::black_box;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Instant;
+
+use interned_string_db::{Config, InternedStringDb, Strategy};
+use perf::workload;
+
+/// Calls per run.
+const CALLS: usize = 1 << 20;
+/// Runs per cell; the median is reported.
+const RUNS: usize = 5;
+
+#[derive(Clone, Copy)]
+enum Call {
+    Intern,
+    Lookup,
+    WithResolved,
+    Resolve,
+}
+
+const CALLS_MEASURED: [Call; 4] = [
+    Call::Intern,
+    Call::Lookup,
+    Call::WithResolved,
+    Call::Resolve,
+];
+
+/// ns per call of `call` over `sequence`, the median of [`RUNS`].
+fn time<S: Strategy>(
+    db: &InternedStringDb<S>,
+    names: &[String],
+    ids: &[u64],
+    sequence: &[u32],
+    call: Call,
+) -> f64 {
+    let mut runs: Vec<f64> = (0..RUNS)
+        .map(|_| {
+            let start = Instant::now();
+            let mut acc = 0u64;
+            for &i in sequence {
+                let i = i as usize;
+                acc ^= match call {
+                    Call::Intern => db.intern(0, black_box(&names[i])).unwrap_or(0),
+                    Call::Lookup => db.lookup(0, black_box(&names[i])).unwrap_or(0),
+                    Call::WithResolved => db
+                        .with_resolved(0, black_box(ids[i]), |b| b.len() as u64)
+                        .unwrap_or(0),
+                    Call::Resolve => db
+                        .resolve(0, black_box(ids[i]))
+                        .map_or(0, |b| b.len() as u64),
+                };
+            }
+            black_box(acc);
+            start.elapsed().as_nanos() as f64 / sequence.len() as f64
+        })
+        .collect();
+    runs.sort_by(f64::total_cmp);
+    runs[RUNS / 2]
+}
+
+/// Every call's cost, alone and then under a writer (none for a
+/// copy-on-write strategy).
+fn measure<S: Strategy>() -> ([f64; 4], Option<[f64; 4]>) {
+    let db = InternedStringDb::<S>::with_config(Config::default());
+    let names = workload::vocabulary(10_000);
+    let ids: Vec<u64> = names.iter().map(|n| db.intern(0, n).unwrap()).collect();
+    let sequence = workload::zipf_indices(names.len(), CALLS, 1.0, 7);
+    let alone = CALLS_MEASURED.map(|call| time(&db, &names, &ids, &sequence, call));
+    if S::COPY_ON_WRITE {
+        return (alone, None);
+    }
+    let stop = AtomicBool::new(false);
+    let inserted = AtomicU64::new(0);
+    let loaded = std::thread::scope(|s| {
+        s.spawn(|| {
+            let mut i = 0;
+            while !stop.load(Ordering::Relaxed) {
+                // Stream 1: names the vocabulary (stream 0) does not have.
+                let _ = db.intern(0, &workload::name(1, i));
+                i += 1;
+                inserted.store(i, Ordering::Relaxed);
+            }
+        });
+        while inserted.load(Ordering::Relaxed) < 1_000 {
+            std::hint::spin_loop();
+        }
+        let loaded = CALLS_MEASURED.map(|call| time(&db, &names, &ids, &sequence, call));
+        stop.store(true, Ordering::Relaxed);
+        loaded
+    });
+    (alone, Some(loaded))
+}
+
+macro_rules! measure_all {
+    ({} $($module:ident: $strategy:ty,)*) => {
+        vec![$((<$strategy as Strategy>::NAME, measure::<$strategy>()),)*]
+    };
+}
+
+fn main() {
+    let rows = interned_string_db::__for_each_strategy!(measure_all {});
+    println!(
+        "ns per call on NC 0, alone / with a second thread interning new names into NC 0 \
+         (× the intern hit under load for lookup, × the call alone for the resolves)"
+    );
+    println!(
+        "{:<14} {:>15} {:>22} {:>22} {:>22}",
+        "strategy", "intern hit", "lookup", "with_resolved", "resolve"
+    );
+    for (name, (alone, loaded)) in rows {
+        let cell = |k: usize| match loaded {
+            Some(l) => {
+                let base = if k == 1 { l[0] } else { alone[k] };
+                if k == 0 {
+                    format!("{:.0} / {:.0}", alone[k], l[k])
+                } else {
+                    format!("{:.0} / {:.0} ({:.2}×)", alone[k], l[k], l[k] / base)
+                }
+            }
+            None => format!("{:.0} / -", alone[k]),
+        };
+        println!(
+            "{name:<14} {:>15} {:>22} {:>22} {:>22}",
+            cell(0),
+            cell(1),
+            cell(2),
+            cell(3)
+        );
+    }
+}

@@ -1,0 +1,271 @@
+//! The shard's unit tests: inserts, walks, growth, ids, and readers racing
+//! a writer.
+
+use super::*;
+use crate::raw::optimistic::by_id::CATCH_UP;
+
+/// Small under Miri, which is slow.
+const N: u64 = if cfg!(miri) { 300 } else { 5000 };
+
+/// Distinct for every `i`, of lengths 1 to 20.
+fn key(i: u64) -> Vec<u8> {
+    format!("{i}{}", "x".repeat((i % 8) as usize)).into_bytes()
+}
+
+#[test]
+fn insert_find_grow() {
+    let shard = RawShard::new(0);
+    for i in 0..N {
+        assert!(shard.find_by_id(i).is_none());
+        shard.write().insert(i, &key(i), true).unwrap();
+        let entry = shard.find_by_id(i).unwrap();
+        assert_eq!(entry.id(), i);
+        assert_eq!(entry.bytes(), &key(i)[..]);
+        assert_eq!(shard.find_by_bytes(&key(i)).unwrap().id(), i);
+    }
+    for i in 0..N {
+        assert_eq!(shard.find_by_id(i).unwrap().bytes(), &key(i)[..]);
+        assert_eq!(shard.find_by_bytes(&key(i)).unwrap().id(), i);
+    }
+    assert_eq!(shard.len() as u64, N);
+    let mut seen = Vec::new();
+    shard.for_each(|e| seen.push(e.id()));
+    assert_eq!(
+        seen,
+        (0..N).collect::<Vec<_>>(),
+        "the walk is in insertion order"
+    );
+}
+
+#[test]
+fn walks_resume_where_they_stopped() {
+    let shard = RawShard::new(0);
+    let mut at = 0;
+    let mut seen = Vec::new();
+    let rounds = if cfg!(miri) { 3 } else { 10 };
+    for round in 0..rounds {
+        for i in round * 100..round * 100 + 100 + round * 37 {
+            if shard.find_by_id(i).is_none() {
+                shard.write().insert(i, &key(i), i % 2 == 0).unwrap();
+            }
+        }
+        at = shard.for_each_since(at, |e| seen.push(e.id()));
+    }
+    let mut all = Vec::new();
+    shard.for_each(|e| all.push(e.id()));
+    assert_eq!(seen, all);
+    assert_eq!(shard.for_each_since(at, |_| panic!("nothing new")), at);
+}
+
+#[test]
+fn caller_ids_are_not_indexed_by_bytes_until_promoted() {
+    let shard = RawShard::new(0);
+    shard.write().insert(42, b"caller", false).unwrap();
+    assert!(shard.find_by_bytes(b"caller").is_none());
+    assert_eq!(shard.find_by_id(42).unwrap().bytes(), b"caller");
+    let mut writer = shard.write();
+    let entry = writer.find_by_id(42).unwrap();
+    writer.index_by_bytes(entry).unwrap();
+    writer.index_by_bytes(entry).unwrap(); // idempotent
+    drop(writer);
+    assert_eq!(shard.find_by_bytes(b"caller").unwrap().id(), 42);
+    let mut count = 0;
+    shard.for_each(|_| count += 1);
+    assert_eq!(count, 1);
+}
+
+#[test]
+fn ids_zero_and_max() {
+    let shard = RawShard::new(4);
+    shard.write().insert(0, b"zero", false).unwrap();
+    assert!(shard.find_by_id(u64::MAX).is_none());
+    shard.write().insert(u64::MAX, b"max", false).unwrap();
+    assert_eq!(shard.find_by_id(0).unwrap().bytes(), b"zero");
+    assert_eq!(shard.find_by_id(u64::MAX).unwrap().bytes(), b"max");
+    // A wide id's record is longer: the walk steps over it exactly.
+    shard.write().insert(1 << 60, b"wide", true).unwrap();
+    shard.write().insert(5, b"after", true).unwrap();
+    let mut walked = Vec::new();
+    shard.for_each(|e| walked.push((e.id(), e.bytes().to_vec())));
+    let expected: [(u64, &[u8]); 4] = [
+        (0, b"zero"),
+        (u64::MAX, b"max"),
+        (1 << 60, b"wide"),
+        (5, b"after"),
+    ];
+    assert_eq!(walked.len(), expected.len());
+    for ((id, bytes), (want_id, want_bytes)) in walked.iter().zip(expected) {
+        assert_eq!((*id, &bytes[..]), (want_id, want_bytes));
+    }
+    assert_eq!(shard.find_by_bytes(b"wide").unwrap().id(), 1 << 60);
+}
+
+#[test]
+fn entries_outlive_growth_and_clear_resets() {
+    let mut shard = RawShard::new(0);
+    shard.write().insert(7, b"seven", true).unwrap();
+    let early = shard.find_by_id(7).unwrap().bytes();
+    for i in 100..100 + N {
+        shard.write().insert(i, &key(i), true).unwrap();
+    }
+    assert_eq!(early, b"seven", "growth keeps entries in place");
+    shard.clear();
+    assert!(shard.find_by_id(7).is_none());
+    assert!(shard.find_by_bytes(b"seven").is_none());
+    assert_eq!((shard.len(), shard.bytes()), (0, 0));
+    shard.for_each(|_| panic!("cleared"));
+    shard.write().insert(7, b"again", true).unwrap();
+    assert_eq!(shard.find_by_id(7).unwrap().bytes(), b"again");
+}
+
+#[test]
+fn empty_and_large_entries() {
+    let shard = RawShard::new(1);
+    shard.write().insert(1, b"", true).unwrap();
+    let big = vec![0xAB; 100_000];
+    shard.write().insert(2, &big, true).unwrap();
+    shard.write().insert(3, b"after the big one", true).unwrap();
+    assert_eq!(shard.find_by_id(1).unwrap().bytes(), b"");
+    assert_eq!(shard.find_by_bytes(b"").unwrap().id(), 1);
+    assert_eq!(shard.find_by_bytes(&big).unwrap().id(), 2);
+    assert_eq!(shard.find_by_bytes(b"after the big one").unwrap().id(), 3);
+    assert_eq!(shard.bytes(), 100_017);
+    let mut ids = Vec::new();
+    shard.for_each(|e| ids.push(e.id()));
+    assert_eq!(ids, [1, 2, 3]);
+}
+
+#[test]
+fn batch_lookups_agree_with_single_ones() {
+    let shard = RawShard::new(0);
+    for i in 0..N / 2 {
+        shard.write().insert(i, &key(i), true).unwrap();
+    }
+    let names: Vec<Vec<u8>> = (0..N).map(key).collect();
+    let mut ids = vec![7; names.len()];
+    shard.find_ids_by_bytes(&names, &mut ids);
+    for (i, &id) in ids.iter().enumerate() {
+        // Key 0 is stored under id 0, which reads as "not found" here.
+        let expected = if (i as u64) < N / 2 { i as u64 } else { 0 };
+        assert_eq!(id, expected, "name {i}");
+    }
+}
+
+#[test]
+fn ids_are_found_after_inserts_that_never_looked_one_up() {
+    // The by-id map is brought up to date only when asked (in release
+    // builds; a debug assertion of `insert_hashed` asks too): here,
+    // after the last of the side's rebuilds, for the entries since.
+    let shard = RawShard::new(0);
+    for i in 0..N {
+        shard.write().insert_hashed(i, &key(i), None).unwrap();
+    }
+    for i in (0..N).rev() {
+        assert_eq!(shard.find_by_id(i).unwrap().bytes(), &key(i)[..]);
+    }
+    assert!(shard.find_by_id(N).is_none());
+}
+
+#[test]
+fn crafted_ids_do_not_chain() {
+    // Sequential and multiplier-structured ids place like any others: the
+    // by-id map mixes them with a per-shard seed.
+    let shard = RawShard::new(0);
+    for i in 0..N {
+        let id = i.wrapping_mul(0x9E37_79B9_7F4A_7C15) << 20;
+        shard.write().insert(id, &key(i), false).unwrap();
+    }
+    for i in 0..N {
+        let id = i.wrapping_mul(0x9E37_79B9_7F4A_7C15) << 20;
+        assert_eq!(shard.find_by_id(id).unwrap().bytes(), &key(i)[..]);
+    }
+}
+
+#[test]
+fn concurrent_readers_and_a_writer() {
+    let shard = RawShard::new(0);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            for i in 0..N {
+                shard.write().insert(i, &i.to_le_bytes(), true).unwrap();
+            }
+        });
+        for _ in 0..2 {
+            s.spawn(|| {
+                for round in 0..3 {
+                    let mut walked = 0;
+                    shard.for_each(|e| {
+                        assert_eq!(e.bytes(), &e.id().to_le_bytes(), "round {round}");
+                        walked += 1;
+                    });
+                    for i in 0..N {
+                        if let Some(e) = shard.find_by_bytes(&i.to_le_bytes()) {
+                            assert_eq!(e.id(), i, "round {round}");
+                        }
+                    }
+                    assert!(walked <= N);
+                }
+            });
+        }
+    });
+    assert_eq!(shard.len() as u64, N);
+    for i in 0..N {
+        assert_eq!(shard.find_by_bytes(&i.to_le_bytes()).unwrap().id(), i);
+    }
+}
+
+#[test]
+fn finding_by_id_does_not_wait_for_the_writer_lock() {
+    let shard = RawShard::new(0);
+    // Past several rebuilds and catch-ups, and a tail the map lacks.
+    let n = 3 * CATCH_UP as u64 + 5;
+    for i in 0..n {
+        shard.write().insert(i, &key(i), true).unwrap();
+    }
+    let held = shard.write();
+    let (done, finished) = std::sync::mpsc::channel();
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            for i in 0..n {
+                assert_eq!(shard.find_by_id(i).unwrap().bytes(), &key(i)[..]);
+            }
+            assert!(shard.find_by_id(n).is_none());
+            done.send(()).unwrap();
+        });
+        // Not a timing: a reader that took the writer lock never finishes.
+        let answer = finished.recv_timeout(std::time::Duration::from_secs(60));
+        drop(held);
+        answer.expect("find_by_id waited for the writer lock");
+    });
+}
+
+#[test]
+fn finding_by_id_races_a_writer() {
+    let shard = RawShard::new(0);
+    let inserted = AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            for i in 0..N {
+                shard.write().insert(i, &key(i), i % 3 != 0).unwrap();
+                inserted.store(i as usize + 1, Ordering::Release);
+            }
+        });
+        for reader in 0..2u64 {
+            let (shard, inserted) = (&shard, &inserted);
+            s.spawn(move || loop {
+                let known = inserted.load(Ordering::Acquire) as u64;
+                // Every id inserted before the load is found, whole; a later
+                // one is found whole or not at all.
+                for i in (reader..known.min(N)).step_by(7) {
+                    assert_eq!(shard.find_by_id(i).unwrap().bytes(), &key(i)[..]);
+                }
+                if let Some(e) = shard.find_by_id(known) {
+                    assert_eq!(e.bytes(), &key(known)[..]);
+                }
+                if known == N {
+                    break;
+                }
+            });
+        }
+    });
+}
