@@ -5,9 +5,11 @@
 //!
 //! Each cell is the median of 5 runs of 2^20 calls (Zipf over 10^4
 //! synthetic names interned before), in ns per call. The loaded runs start
-//! once the writer is inserting, and the writer stops with them. A
-//! copy-on-write strategy is measured alone only: a writer copies its whole
-//! table on every insert.
+//! once the writer is inserting, and the writer stops with them. Then each
+//! call is timed alone again, on the NC as the writer left it: what the
+//! loaded cell costs beyond that is waiting for the writer, not the NC's
+//! larger indexes. A copy-on-write strategy is measured alone only: a
+//! writer copies its whole table on every insert.
 
 use std::hint::black_box;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -35,6 +37,12 @@ const CALLS_MEASURED: [Call; 4] = [
     Call::WithResolved,
     Call::Resolve,
 ];
+
+/// ns per call, in the order of [`CALLS_MEASURED`].
+type Costs = [f64; 4];
+
+/// Under a writer, then alone on what the writer left.
+type Loaded = Option<(Costs, Costs)>;
 
 /// ns per call of `call` over `sequence`, the median of [`RUNS`].
 fn time<S: Strategy>(
@@ -69,9 +77,9 @@ fn time<S: Strategy>(
     runs[RUNS / 2]
 }
 
-/// Every call's cost, alone and then under a writer (none for a
-/// copy-on-write strategy).
-fn measure<S: Strategy>() -> ([f64; 4], Option<[f64; 4]>) {
+/// Every call's cost alone, then under a writer, then alone on what the
+/// writer left (none of the last two for a copy-on-write strategy).
+fn measure<S: Strategy>() -> (Costs, Loaded) {
     let db = InternedStringDb::<S>::with_config(Config::default());
     let names = workload::vocabulary(10_000);
     let ids: Vec<u64> = names.iter().map(|n| db.intern(0, n).unwrap()).collect();
@@ -99,7 +107,8 @@ fn measure<S: Strategy>() -> ([f64; 4], Option<[f64; 4]>) {
         stop.store(true, Ordering::Relaxed);
         loaded
     });
-    (alone, Some(loaded))
+    let after = CALLS_MEASURED.map(|call| time(&db, &names, &ids, &sequence, call));
+    (alone, Some((loaded, after)))
 }
 
 macro_rules! measure_all {
@@ -111,27 +120,36 @@ macro_rules! measure_all {
 fn main() {
     let rows = interned_string_db::__for_each_strategy!(measure_all {});
     println!(
-        "ns per call on NC 0, alone / with a second thread interning new names into NC 0 \
-         (× the intern hit under load for lookup, × the call alone for the resolves)"
+        "ns per call on NC 0: alone / with a second thread interning new names into NC 0 / \
+         alone again after it (× the intern hit under load for lookup, × the call alone \
+         for the resolves, before / after)"
     );
     println!(
-        "{:<14} {:>15} {:>22} {:>22} {:>22}",
+        "{:<14} {:>16} {:>28} {:>28} {:>28}",
         "strategy", "intern hit", "lookup", "with_resolved", "resolve"
     );
-    for (name, (alone, loaded)) in rows {
-        let cell = |k: usize| match loaded {
-            Some(l) => {
-                let base = if k == 1 { l[0] } else { alone[k] };
-                if k == 0 {
-                    format!("{:.0} / {:.0}", alone[k], l[k])
-                } else {
-                    format!("{:.0} / {:.0} ({:.2}×)", alone[k], l[k], l[k] / base)
-                }
-            }
-            None => format!("{:.0} / -", alone[k]),
+    for (name, (alone, measured)) in rows {
+        let cell = |k: usize| match measured {
+            Some((l, a)) if k == 0 => format!("{:.0} / {:.0} / {:.0}", alone[k], l[k], a[k]),
+            Some((l, a)) if k == 1 => format!(
+                "{:.0} / {:.0} / {:.0} ({:.2}×)",
+                alone[k],
+                l[k],
+                a[k],
+                l[k] / l[0]
+            ),
+            Some((l, a)) => format!(
+                "{:.0} / {:.0} / {:.0} ({:.2}× / {:.2}×)",
+                alone[k],
+                l[k],
+                a[k],
+                l[k] / alone[k],
+                l[k] / a[k]
+            ),
+            None => format!("{:.0} / - / -", alone[k]),
         };
         println!(
-            "{name:<14} {:>15} {:>22} {:>22} {:>22}",
+            "{name:<14} {:>16} {:>28} {:>28} {:>28}",
             cell(0),
             cell(1),
             cell(2),

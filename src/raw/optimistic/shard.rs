@@ -23,7 +23,7 @@
 //! words of cold ones.
 
 use super::blocks::TableWriter;
-use super::by_id::{rebuilt, IdFilter, IdMap};
+use super::by_id::{rebuilt, IdFilter, IdMap, IdSide};
 use super::log::{Log, LogWriter, Ref};
 use super::record::Entry;
 use super::table::Table;
@@ -31,10 +31,11 @@ use crate::raw::alloc::{try_box, AllocError};
 use crate::raw::bytes::{
     bytes_eq, hash_bytes, hash_id, prefetch, prefetch_span, HashSeed, CACHE_LINE,
 };
-use crate::sync::{self, AtomicBool, AtomicU32, AtomicUsize, Mutex, MutexGuard, Ordering, RwLock};
+use crate::sync::{self, AtomicBool, AtomicPtr, AtomicUsize, Mutex, MutexGuard, Ordering, RwLock};
 
-/// What every hit reads, on a line of its own that misses write only to
-/// grow the table (once per several splits) or to open/close.
+/// What every hit reads, on a line of its own that misses write to publish
+/// their entry (the log's end), to grow the table (once per several
+/// splits) and to open or close; and the by-id side's pointer, written once.
 #[repr(align(64))]
 struct Hot {
     table: Table,
@@ -42,7 +43,15 @@ struct Hot {
     open: AtomicBool,
     /// Places entries in both indexes.
     seed: HashSeed,
+    /// The by-id map and its lock, owned (`Box::into_raw`), made before the
+    /// first entry is published, freed by `clear` and drop: null until
+    /// then.
+    ids: AtomicPtr<IdSide>,
 }
+
+// One line. (Loom's atomics are larger.)
+#[cfg(not(interner_loom))]
+const _: () = assert!(core::mem::size_of::<Hot>() == 64);
 
 /// What the writer lock guards; allocated on the first insert.
 struct Writer {
@@ -56,16 +65,9 @@ struct Writer {
 pub(crate) struct RawShard {
     hot: Hot,
     writer: Mutex<Option<Box<Writer>>>,
-    /// The by-id map (log refs placed by [`RawShard::id_hash`]): made with
-    /// the first entry, read under the shared lock, written by the writer
-    /// under the exclusive one. Lock order: `writer`, then this.
-    ids: RwLock<Option<Box<IdMap>>>,
-    /// Entries stored: a log of 32-bit refs holds fewer than 2^32.
-    entries: AtomicU32,
+    entries: AtomicUsize,
     bytes: AtomicUsize,
-    /// Entries the table has room for before it first grows (below 2^32,
-    /// checked by `try_new`).
-    capacity: u32,
+    capacity: usize,
     /// The NC's cap on bytes of string data, which the strategy checks. Kept
     /// here, in what would be padding, so that the strategy's shard stays
     /// two lines.
@@ -84,12 +86,12 @@ impl RawShard {
                 log: Log::new(),
                 open: AtomicBool::new(true),
                 seed: HashSeed::new(),
+                ids: AtomicPtr::new(core::ptr::null_mut()),
             },
             writer: Mutex::new(None),
-            ids: RwLock::new(None),
-            entries: AtomicU32::new(0),
+            entries: AtomicUsize::new(0),
             bytes: AtomicUsize::new(0),
-            capacity: u32::try_from(capacity).map_err(|_| AllocError)?,
+            capacity,
             byte_cap,
         };
         if capacity > 0 {
@@ -204,7 +206,7 @@ impl RawShard {
 
     /// Entries stored (exact when no insert is running).
     pub(crate) fn len(&self) -> usize {
-        self.entries.load(Ordering::Relaxed) as usize
+        self.entries.load(Ordering::Relaxed)
     }
 
     /// Bytes of string data stored (exact when no insert is running).
@@ -234,7 +236,14 @@ impl RawShard {
     /// before the call.
     pub(crate) fn find_by_id(&self, id: u64) -> Option<Entry<'_>> {
         let log = &self.hot.log;
-        let at = IdMap::find_shared(sync::read(&self.ids), log, id, self.id_hash(id))?;
+        // The side is made before the first entry is published: a reader
+        // that acquires an end past the start sees its pointer.
+        if log.end() == Ref::default() {
+            return None;
+        }
+        // SAFETY: as just said; it is freed only through `&mut self`.
+        let side = unsafe { self.id_side() }?;
+        let at = IdMap::find_shared(&side.map, log, id, self.id_hash(id))?;
         // SAFETY: a ref to a published record, acquired through the map's
         // lock or the log's end.
         Some(unsafe { log.entry(at) })
@@ -249,6 +258,31 @@ impl RawShard {
         }
     }
 
+    /// The by-id side, if made.
+    ///
+    /// # Safety
+    ///
+    /// The caller holds the writer lock, or acquired a published log end
+    /// past the start.
+    #[inline]
+    unsafe fn id_side(&self) -> Option<&IdSide> {
+        let side = core::ptr::NonNull::new(self.hot.ids.load(Ordering::Relaxed))?;
+        // SAFETY: made by `Box::into_raw` before the first entry was
+        // published, under the writer lock (the caller's contract shows the
+        // store); freed only through `&mut self`.
+        Some(unsafe { side.as_ref() })
+    }
+
+    /// Frees the by-id side, if made.
+    fn free_id_side(&mut self) {
+        let side = self.hot.ids.swap(core::ptr::null_mut(), Ordering::Relaxed);
+        if !side.is_null() {
+            // SAFETY: made by `Box::into_raw`; `&mut self`: no reader holds
+            // a reference to it.
+            drop(unsafe { Box::from_raw(side) });
+        }
+    }
+
     /// Frees every entry; the shard is left empty and open.
     pub(crate) fn clear(&mut self) {
         self.hot.table.clear();
@@ -256,9 +290,15 @@ impl RawShard {
         self.hot.open.store(true, Ordering::Relaxed);
         // Drops the writer: every slab, segment and retired directory.
         *sync::lock(&self.writer) = None;
-        *sync::write(&self.ids) = None;
+        self.free_id_side();
         self.entries.store(0, Ordering::Relaxed);
         self.bytes.store(0, Ordering::Relaxed);
+    }
+}
+
+impl Drop for RawShard {
+    fn drop(&mut self) {
+        self.free_id_side();
     }
 }
 
@@ -298,10 +338,11 @@ impl<'a> WriteGuard<'a> {
     fn ref_of_maybe(&self, writer: &Writer, id: u64, hash: u64) -> Option<Ref> {
         let shard = self.shard;
         let log = &shard.hot.log;
-        writer
-            .ids
-            .find_lacking(log, id, hash)
-            .or_else(|| sync::read(&shard.ids).as_ref()?.get(log, id, hash))
+        writer.ids.find_lacking(log, id, hash).or_else(|| {
+            // SAFETY: under the writer lock.
+            let side = unsafe { shard.id_side() }?;
+            sync::read(&side.map).get(log, id, hash)
+        })
     }
 
     /// Bytes of string data stored.
@@ -362,7 +403,7 @@ impl<'a> WriteGuard<'a> {
         shard
             .hot
             .table
-            .insert(&mut writer.table, hash, at, shard.capacity as usize)
+            .insert(&mut writer.table, hash, at, shard.capacity)
             .map_err(|_| AllocError)
     }
 
@@ -400,20 +441,28 @@ impl<'a> WriteGuard<'a> {
         if writer.ids.is_full(shard.len()) {
             // Built while readers use the old map; swapped in at once.
             let (filter, map) = rebuilt(log, shard.len(), |id| shard.id_hash(id))?;
-            let mut ids = sync::write(&shard.ids);
-            let _old = match ids.as_mut() {
-                Some(old) => Some(core::mem::replace(&mut **old, map)),
-                None => {
-                    *ids = Some(try_box(map).ok_or(AllocError)?);
-                    None
+            // SAFETY: under the writer lock.
+            match unsafe { shard.id_side() } {
+                Some(side) => {
+                    let old = core::mem::replace(&mut *sync::write(&side.map), map);
+                    drop(old);
                 }
-            };
-            drop(ids);
+                None => {
+                    let side = try_box(IdSide {
+                        map: RwLock::new(map),
+                    })
+                    .ok_or(AllocError)?;
+                    // Relaxed: published by the log's end, which the first
+                    // entry moves after this.
+                    shard.hot.ids.store(Box::into_raw(side), Ordering::Relaxed);
+                }
+            }
             writer.ids = filter;
         }
         if writer.ids.is_lacking_most() {
-            if let Some(map) = sync::write(&shard.ids).as_mut() {
-                map.catch_up(&mut writer.ids, log.end());
+            // SAFETY: under the writer lock.
+            if let Some(side) = unsafe { shard.id_side() } {
+                sync::write(&side.map).catch_up(&mut writer.ids, log.end());
             }
         }
         let at = log.append(&mut writer.log, id, bytes)?;
@@ -429,12 +478,10 @@ impl<'a> WriteGuard<'a> {
             let _ = shard
                 .hot
                 .table
-                .insert(&mut writer.table, hash, at, shard.capacity as usize);
+                .insert(&mut writer.table, hash, at, shard.capacity);
         }
         // Under the lock: plain stores, no read-modify-write needed.
-        shard
-            .entries
-            .store(shard.len() as u32 + 1, Ordering::Relaxed);
+        shard.entries.store(shard.len() + 1, Ordering::Relaxed);
         shard
             .bytes
             .store(shard.bytes() + bytes.len(), Ordering::Relaxed);
