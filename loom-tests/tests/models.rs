@@ -31,7 +31,8 @@ fn spawn<T: 'static>(f: impl FnOnce() -> T + 'static) -> thread::JoinHandle<T> {
 }
 
 /// What a reader may see of `s` while it is being inserted: nothing, or all
-/// of it under its own id.
+/// of it under its own id; and once a lookup has seen it, a resolve after
+/// finds it.
 fn check_visible<S: Strategy>(db: &InternedStringDb<S>, nc: usize, s: &str) {
     let id = get_id(s.as_bytes());
     if let Some(bytes) = db.resolve(nc, id) {
@@ -39,6 +40,8 @@ fn check_visible<S: Strategy>(db: &InternedStringDb<S>, nc: usize, s: &str) {
     }
     if let Some(found) = db.lookup(nc, s) {
         assert_eq!(found, id);
+        let bytes = db.resolve(nc, id);
+        assert_eq!(bytes.as_deref(), Some(s.as_bytes()), "seen, then lost");
     }
 }
 
@@ -264,13 +267,14 @@ fn optimistic_hit_then_snapshot_holds_the_entry() {
 
 /// `resolve` races an insert that splits the by-bytes index (every insert
 /// past the first does in loom builds), grows its segment directory and
-/// brings the by-id map up to date (every second insert does in loom
-/// builds): a stored id always resolves to its bytes, and the racing one to
-/// nothing or to all of its bytes. `resolve` takes no exclusive lock: the
-/// map under its shared lock, then a lock-free walk of what it lacks.
+/// brings the by-id map up to date (the third insert does: in loom builds
+/// the map takes its entries two at a time): a stored id always resolves to
+/// its bytes, and the racing one to nothing or to all of its bytes.
+/// `resolve` takes no exclusive lock: the map under its shared lock, then a
+/// lock-free walk of what it lacks.
 #[test]
 fn optimistic_resolve_races_split() {
-    let stored = names_where("i", 2, 3, |_| true);
+    let stored = names_where("i", 2, 2, |_| true);
     let racing = names_where("r", 2, 1, |_| true).remove(0);
     loom::model(move || {
         let db = db::<OptimisticStrategy>(1);
@@ -298,11 +302,48 @@ fn optimistic_resolve_races_split() {
     });
 }
 
+/// `resolve` races an insert that rebuilds the by-id map (the first map has
+/// room for 7 entries, so the 8th insert builds a larger one and swaps it
+/// in under the exclusive lock): every stored id resolves to its bytes
+/// throughout, and the racing one to nothing or to all of its bytes.
+#[test]
+fn optimistic_resolve_races_rebuild() {
+    let stored = names_where("b", 2, 7, |_| true);
+    let racing = names_where("q", 2, 1, |_| true).remove(0);
+    loom::model(move || {
+        let db = db::<OptimisticStrategy>(1);
+        for name in &stored {
+            db.intern(0, name).unwrap();
+        }
+        let writer = {
+            let (db, racing) = (Arc::clone(&db), racing.clone());
+            spawn(move || db.intern(0, &racing).unwrap())
+        };
+        let reader = {
+            let (db, stored, racing) = (Arc::clone(&db), stored.clone(), racing.clone());
+            spawn(move || {
+                for name in [&stored[0], &stored[6]] {
+                    let bytes = db.resolve(0, get_id(name.as_bytes()));
+                    assert_eq!(bytes.as_deref(), Some(name.as_bytes()), "{name}");
+                }
+                check_visible(&db, 0, &racing);
+            })
+        };
+        writer.join().unwrap();
+        reader.join().unwrap();
+        for name in stored.iter().chain([&racing]) {
+            let bytes = db.resolve(0, get_id(name.as_bytes()));
+            assert_eq!(bytes.as_deref(), Some(name.as_bytes()));
+        }
+    });
+}
+
 /// `resolve` of an id whose intern returned (a flag, released after it,
-/// says so) finds it while the writer goes on: its next inserts bring the
-/// by-id map up to date (every second insert in loom builds), so the
-/// reader's lookup races the entry moving from the part the map lacks,
-/// which the reader walks, into the map.
+/// says so), or that a snapshot showed, finds it while the writer goes on:
+/// its next inserts bring the by-id map up to date (every second insert in
+/// loom builds), so the reader's lookup races the entry moving from the
+/// part the map lacks, which the reader walks, into the map; and the first
+/// entry races the making of the by-id side.
 #[test]
 fn optimistic_resolve_after_intern_races_catch_up() {
     let names = names_where("c", 2, 3, |_| true);
@@ -322,8 +363,19 @@ fn optimistic_resolve_after_intern_races_catch_up() {
         let reader = {
             let (db, names, returned) = (Arc::clone(&db), names.clone(), Arc::clone(&returned));
             spawn(move || {
+                // The first entry, seen by a walk (which acquires the log's
+                // end): the by-id side it was made with is seen too.
+                let id = get_id(names[0].as_bytes());
+                if db.snapshot().get_str(id).is_some() {
+                    let bytes = db.resolve(0, id);
+                    assert_eq!(
+                        bytes.as_deref(),
+                        Some(names[0].as_bytes()),
+                        "walked, not found"
+                    );
+                }
                 if returned.load(Ordering::Acquire) {
-                    let bytes = db.resolve(0, get_id(names[0].as_bytes()));
+                    let bytes = db.resolve(0, id);
                     assert_eq!(bytes.as_deref(), Some(names[0].as_bytes()));
                 }
                 check_visible(&db, 0, &names[1]);

@@ -26,9 +26,11 @@
 //! 64-bit word, and it has 4 bits for each of the map's buckets (half a
 //! byte, where a bucket of the map is 5), so between about 9 and 4.6 bits an
 //! entry as the map fills: about one new id in 25 to one in 8 gets a false
-//! "maybe", which costs one bringing-up-to-date (the entries appended since
-//! the last, inserted together), never a wrong answer. The map and the
-//! filter grow together, rebuilt from one walk of the log.
+//! "maybe", which costs a scan of the entries the map lacks and a probe of
+//! the map under the shared lock, never a wrong answer. Readers do not ask
+//! the filter (it is the writer's, unsynchronised), so their lookup of an
+//! absent id costs the probe and the walk of what the map lacks. The map
+//! and the filter grow together, rebuilt from one walk of the log.
 
 use hashbrown::HashTable;
 

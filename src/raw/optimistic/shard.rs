@@ -1,6 +1,6 @@
 //! One NC's lock-free shard: the entry [`log`](super::log), the by-bytes
 //! [`table`](super::table) that hits read without a lock, and a by-id map
-//! that only the writer lock reaches.
+//! behind a lock of its own, which only the writer takes exclusively.
 //!
 //! * **Hits** (`find_by_bytes`): a seeded `foldhash` of the bytes, the
 //!   table's acquire loads, one full compare against the record: no lock, no

@@ -153,9 +153,9 @@ fn batch_lookups_agree_with_single_ones() {
 
 #[test]
 fn ids_are_found_after_inserts_that_never_looked_one_up() {
-    // The by-id map is brought up to date only when asked (in release
-    // builds; a debug assertion of `insert_hashed` asks too): here,
-    // after the last of the side's rebuilds, for the entries since.
+    // Nothing looks an id up while these go in (in release builds; a debug
+    // assertion of `insert_hashed` does): the map takes them 32 at a time,
+    // and the last few are found by the walk past it.
     let shard = RawShard::new(0);
     for i in 0..N {
         shard.write().insert_hashed(i, &key(i), None).unwrap();
