@@ -276,30 +276,7 @@ fn optimistic_hit_then_snapshot_holds_the_entry() {
 fn optimistic_resolve_races_split() {
     let stored = names_where("i", 2, 2, |_| true);
     let racing = names_where("r", 2, 1, |_| true).remove(0);
-    loom::model(move || {
-        let db = db::<OptimisticStrategy>(1);
-        for name in &stored {
-            db.intern(0, name).unwrap();
-        }
-        let writer = {
-            let (db, racing) = (Arc::clone(&db), racing.clone());
-            spawn(move || db.intern(0, &racing).unwrap())
-        };
-        let reader = {
-            let (db, stored, racing) = (Arc::clone(&db), stored.clone(), racing.clone());
-            spawn(move || {
-                for name in &stored {
-                    let bytes = db.resolve(0, get_id(name.as_bytes()));
-                    assert_eq!(bytes.as_deref(), Some(name.as_bytes()), "{name}");
-                }
-                check_visible(&db, 0, &racing);
-            })
-        };
-        writer.join().unwrap();
-        reader.join().unwrap();
-        let bytes = db.resolve(0, get_id(racing.as_bytes()));
-        assert_eq!(bytes.as_deref(), Some(racing.as_bytes()));
-    });
+    resolve_races_insert(stored, racing, &[0, 1]);
 }
 
 /// `resolve` races an insert that rebuilds the by-id map (the first map has
@@ -310,6 +287,14 @@ fn optimistic_resolve_races_split() {
 fn optimistic_resolve_races_rebuild() {
     let stored = names_where("b", 2, 7, |_| true);
     let racing = names_where("q", 2, 1, |_| true).remove(0);
+    resolve_races_insert(stored, racing, &[0, 6]);
+}
+
+/// Interns `stored` into one optimistic NC, then races the insert of
+/// `racing` against a reader that resolves the stored names at `resolved`
+/// (each to its bytes) and checks what it sees of `racing`; after both,
+/// every name resolves.
+fn resolve_races_insert(stored: Vec<String>, racing: String, resolved: &'static [usize]) {
     loom::model(move || {
         let db = db::<OptimisticStrategy>(1);
         for name in &stored {
@@ -322,7 +307,7 @@ fn optimistic_resolve_races_rebuild() {
         let reader = {
             let (db, stored, racing) = (Arc::clone(&db), stored.clone(), racing.clone());
             spawn(move || {
-                for name in [&stored[0], &stored[6]] {
+                for name in resolved.iter().map(|&i| &stored[i]) {
                     let bytes = db.resolve(0, get_id(name.as_bytes()));
                     assert_eq!(bytes.as_deref(), Some(name.as_bytes()), "{name}");
                 }
