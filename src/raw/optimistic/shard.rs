@@ -166,10 +166,11 @@ impl RawShard {
             for name in names {
                 prefetch_span(name.as_ref());
             }
+            let buckets = table.bucket_addrs();
             for (hash, name) in hashes.iter_mut().zip(names) {
                 *hash = self.bytes_hash(name.as_ref());
-                if let Some(addr) = table.bucket_addr(*hash) {
-                    prefetch(addr);
+                if let Some(buckets) = buckets {
+                    prefetch(buckets.of(*hash));
                 }
             }
             for (candidate, &hash) in candidates.iter_mut().zip(&hashes[..names.len()]) {

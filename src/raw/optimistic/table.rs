@@ -159,6 +159,27 @@ impl Shape {
     }
 }
 
+/// A table's shape and directory as loaded once ([`Table::bucket_addrs`]):
+/// the addresses of the first buckets that lookups of many hashes read, to
+/// prefetch. A hint: the table may grow meanwhile, and each lookup loads
+/// both again.
+#[derive(Clone, Copy)]
+pub(crate) struct BucketAddrs<'t> {
+    shape: Shape,
+    dir: NonNull<AtomicPtr<Bucket>>,
+    _table: core::marker::PhantomData<&'t Table>,
+}
+
+impl BucketAddrs<'_> {
+    /// The address of the first bucket a lookup of `hash` reads.
+    #[inline]
+    pub(crate) fn of(self, hash: u64) -> *const u8 {
+        // The directory was acquired after the shape (`Table::bucket`'s
+        // contract) and lives while the table is borrowed.
+        ptr::from_ref(Table::bucket(self.dir, self.shape.bucket_of(hash))).cast()
+    }
+}
+
 /// The by-bytes index of one shard.
 pub(crate) struct Table {
     shape: AtomicU64,
@@ -253,14 +274,18 @@ impl Table {
         found
     }
 
-    /// The address of the first bucket a lookup of `hash` reads, to
-    /// prefetch, if the table has one.
+    /// The table's shape and directory, loaded once for the addresses of
+    /// many first buckets to prefetch, if the table has them.
     #[inline]
-    pub(crate) fn bucket_addr(&self, hash: u64) -> Option<*const u8> {
+    pub(crate) fn bucket_addrs(&self) -> Option<BucketAddrs<'_>> {
         let shape = Shape::unpack(self.shape.load(Ordering::Acquire));
         // As in `find`.
         let dir = NonNull::new(self.dir.load(Ordering::Acquire))?;
-        Some(ptr::from_ref(Self::bucket(dir, shape.bucket_of(hash))).cast())
+        Some(BucketAddrs {
+            shape,
+            dir,
+            _table: core::marker::PhantomData,
+        })
     }
 
     /// Adds the word of `(hash, at)`: [`reserve`](Self::reserve), then
