@@ -64,8 +64,49 @@ pub(crate) fn bytes_eq(a: &[u8], b: &[u8]) -> bool {
         at += 32;
     }
     // 16 < n - at <= 64 bytes left.
-    let [c0, c1, c2, c3] = chunks(at, n);
-    // SAFETY: every chunk lies in `[at, n)` (`chunks`' contract).
+    // SAFETY: both are `n` bytes long, and `chunks` covers `[at, n)`.
+    unsafe { eq_chunks(a, b, chunks(at, n)) }
+}
+
+/// The chunks that [`hash_bytes`] and [`bytes_eq`] read of a name of 17 to
+/// 64 bytes (the names of most vocabularies), if `bytes` is one: a hit
+/// that computes them once and passes them to [`hash_mid`] and [`eq_mid`]
+/// takes the length's branches once and its chunks' offsets once, where
+/// the hash and the compare would each take their own.
+#[inline(always)]
+pub(crate) fn mid_chunks(bytes: &[u8]) -> Option<MidChunks> {
+    let n = bytes.len();
+    (n > 16 && n <= 64).then(|| MidChunks(chunks(0, n)))
+}
+
+/// The four chunks of a name of 17 to 64 bytes ([`mid_chunks`]).
+#[derive(Clone, Copy)]
+pub(crate) struct MidChunks([usize; 4]);
+
+/// [`hash_bytes`] of the name whose chunks are `chunks`.
+#[inline(always)]
+pub(crate) fn hash_mid(bytes: &[u8], seed: HashSeed, chunks: MidChunks) -> u64 {
+    let [s0, s1] = seed.0;
+    // SAFETY: `mid_chunks` made `chunks` for `bytes`: each lies in it.
+    let (s0, s1) = unsafe { fold_chunks(bytes, s0 ^ bytes.len() as u64, s1, seed, chunks.0) };
+    finish(s0, s1)
+}
+
+/// [`bytes_eq`] of `a` and the name `b` whose chunks are `chunks`.
+#[inline(always)]
+pub(crate) fn eq_mid(a: &[u8], b: &[u8], chunks: MidChunks) -> bool {
+    // SAFETY: `mid_chunks` made `chunks` for `b`, and `a` is as long.
+    a.len() == b.len() && unsafe { eq_chunks(a, b, chunks.0) }
+}
+
+/// Whether `a` and `b` agree on the four 16-byte chunks at `chunks`.
+///
+/// # Safety
+///
+/// Every chunk lies in both `a` and `b`.
+#[inline(always)]
+unsafe fn eq_chunks(a: &[u8], b: &[u8], [c0, c1, c2, c3]: [usize; 4]) -> bool {
+    // SAFETY: the caller's contract.
     unsafe {
         chunk_diff(a, b, c0) | chunk_diff(a, b, c1) | chunk_diff(a, b, c2) | chunk_diff(a, b, c3)
             == 0
@@ -145,6 +186,12 @@ impl HashSeed {
         }
     }
 
+    /// The second operands' keys of [`hash_bytes`]' multiplies: seeded too.
+    #[inline(always)]
+    fn keys(self) -> (u64, u64) {
+        (K0 ^ self.0[1], K1 ^ self.0[0])
+    }
+
     /// The seed of loom builds.
     #[cfg(interner_loom)]
     pub(crate) const FIXED: HashSeed = HashSeed([0x243F_6A88_85A3_08D3, 0x1319_8A2E_0370_7344]);
@@ -175,8 +222,7 @@ const K1: u64 = 0x082E_FA98_EC4E_6C89;
 pub(crate) fn hash_bytes(bytes: &[u8], seed: HashSeed) -> u64 {
     let n = bytes.len();
     let [mut s0, mut s1] = seed.0;
-    // The second operands' keys: seeded too.
-    let (k0, k1) = (K0 ^ seed.0[1], K1 ^ seed.0[0]);
+    let (k0, k1) = seed.keys();
     s0 ^= n as u64;
     let (a, b) = if n <= 16 {
         let (a, b) = if n >= 8 {
@@ -203,19 +249,42 @@ pub(crate) fn hash_bytes(bytes: &[u8], seed: HashSeed) -> u64 {
             at += 32;
         }
         // 16 < n - at <= 64 bytes left.
-        let [c0, c1, c2, c3] = chunks(at, n);
         // SAFETY: every chunk lies in `[at, n)` (`chunks`' contract).
-        unsafe {
-            s0 = fold(read64(bytes, c0) ^ s0, read64(bytes, c3) ^ k0);
-            s1 = fold(read64(bytes, c0 + 8) ^ s1, read64(bytes, c3 + 8) ^ k1);
-            s0 = fold(read64(bytes, c1) ^ s0, read64(bytes, c2) ^ k1);
-            s1 = fold(read64(bytes, c1 + 8) ^ s1, read64(bytes, c2 + 8) ^ k0);
-        }
-        (s0, s1)
+        unsafe { fold_chunks(bytes, s0, s1, seed, chunks(at, n)) }
     };
-    // The constants, not `k0` and `k1`: for short names `a` and `b` hold
-    // the seed already, which those would cancel.
+    finish(a, b)
+}
+
+/// The last step of [`hash_bytes`]. The constants, not the seeded keys: for
+/// short names `a` and `b` hold the seed already, which those would cancel.
+#[inline(always)]
+fn finish(a: u64, b: u64) -> u64 {
     fold(a ^ K1, b ^ K0)
+}
+
+/// Folds the four 16-byte chunks at `chunks` of `bytes` into the state
+/// `(s0, s1)` of [`hash_bytes`].
+///
+/// # Safety
+///
+/// Every chunk lies in `bytes`.
+#[inline(always)]
+unsafe fn fold_chunks(
+    bytes: &[u8],
+    mut s0: u64,
+    mut s1: u64,
+    seed: HashSeed,
+    [c0, c1, c2, c3]: [usize; 4],
+) -> (u64, u64) {
+    let (k0, k1) = seed.keys();
+    // SAFETY: the caller's contract.
+    unsafe {
+        s0 = fold(read64(bytes, c0) ^ s0, read64(bytes, c3) ^ k0);
+        s1 = fold(read64(bytes, c0 + 8) ^ s1, read64(bytes, c3 + 8) ^ k1);
+        s0 = fold(read64(bytes, c1) ^ s0, read64(bytes, c2) ^ k1);
+        s1 = fold(read64(bytes, c1 + 8) ^ s1, read64(bytes, c2 + 8) ^ k0);
+    }
+    (s0, s1)
 }
 
 /// The by-id map's placement: `id` mixed with the shard's seed, so that
@@ -228,6 +297,30 @@ pub(crate) fn hash_id(id: u64, seed: HashSeed) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn mid_chunks_hash_and_compare_as_the_general_path() {
+        let seed = HashSeed([3, 4]);
+        let name: Vec<u8> = (0..80u8).map(|i| i.wrapping_mul(37)).collect();
+        for n in 0..=80 {
+            let bytes = &name[..n];
+            let Some(chunks) = mid_chunks(bytes) else {
+                assert!(n <= 16 || n > 64, "{n} bytes");
+                continue;
+            };
+            assert!(n > 16 && n <= 64, "{n} bytes");
+            assert_eq!(hash_mid(bytes, seed, chunks), hash_bytes(bytes, seed));
+            assert!(eq_mid(bytes, bytes, chunks));
+            let mut other = bytes.to_vec();
+            for at in 0..n {
+                other[at] ^= 1;
+                assert!(!eq_mid(&other, bytes, chunks), "{n} bytes, {at}");
+                other[at] ^= 1;
+            }
+            assert!(!eq_mid(&name[..n - 1], bytes, chunks));
+            assert!(!eq_mid(&name[..n + 1], bytes, chunks));
+        }
+    }
 
     #[test]
     fn hash_bytes_spreads_every_length() {

@@ -75,11 +75,10 @@ impl Shard for OptimisticShard {
         if !self.raw.is_open() {
             return Err(Probe::NONE);
         }
-        let hash = self.raw.bytes_hash(bytes);
-        match self.raw.find_by_hash(hash, bytes) {
-            Some(entry) => Ok(entry.id()),
-            None => Err(Probe(Some(hash))),
-        }
+        self.raw
+            .find_hashed(bytes)
+            .map(Entry::id)
+            .map_err(|hash| Probe(Some(hash)))
     }
 
     /// The hit path without the open check: `lookup` of a present name

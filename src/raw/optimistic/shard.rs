@@ -29,7 +29,8 @@ use super::record::Entry;
 use super::table::Table;
 use crate::raw::alloc::{try_box, AllocError};
 use crate::raw::bytes::{
-    bytes_eq, hash_bytes, hash_id, prefetch, prefetch_span, HashSeed, CACHE_LINE,
+    bytes_eq, eq_mid, hash_bytes, hash_id, hash_mid, mid_chunks, prefetch, prefetch_span, HashSeed,
+    CACHE_LINE,
 };
 use crate::sync::{self, AtomicBool, AtomicPtr, AtomicUsize, Mutex, MutexGuard, Ordering, RwLock};
 
@@ -134,7 +135,29 @@ impl RawShard {
     /// never returns a wrong one.
     #[inline]
     pub(crate) fn find_by_bytes(&self, bytes: &[u8]) -> Option<Entry<'_>> {
-        self.find_by_hash(self.bytes_hash(bytes), bytes)
+        self.find_hashed(bytes).ok()
+    }
+
+    /// [`find_by_bytes`](Self::find_by_bytes), or, if it misses, the bytes'
+    /// hash ([`bytes_hash`](Self::bytes_hash)) for the insert. A name of 17
+    /// to 64 bytes is hashed and compared from one computation of its
+    /// chunks ([`mid_chunks`]).
+    #[inline]
+    pub(crate) fn find_hashed(&self, bytes: &[u8]) -> Result<Entry<'_>, u64> {
+        let Some(chunks) = mid_chunks(bytes) else {
+            let hash = self.bytes_hash(bytes);
+            return self.find_by_hash(hash, bytes).ok_or(hash);
+        };
+        let hash = hash_mid(bytes, self.hot.seed, chunks);
+        let log = &self.hot.log;
+        self.hot
+            .table
+            .find_map(hash, |at| {
+                // SAFETY: as in `find_by_hash`.
+                let entry = unsafe { log.entry(at) };
+                eq_mid(entry.bytes(), bytes, chunks).then_some(entry)
+            })
+            .ok_or(hash)
     }
 
     /// [`find_by_bytes`](Self::find_by_bytes) with the bytes' hash
