@@ -67,7 +67,7 @@ impl Shard for OptimisticShard {
         })
     }
 
-    /// The hit path: acquire loads only (`is_open`, `find_by_hash`), no
+    /// The hit path: acquire loads only (`is_open`, `find_hashed`), no
     /// lock, no read-modify-write, no store. A miss hands on the bytes'
     /// hash, which the insert places the entry by.
     #[inline]
@@ -113,11 +113,10 @@ impl Shard for OptimisticShard {
         if source == IdSource::Caller {
             return register_miss(self, id, bytes, None, on_conflict);
         }
-        let hash = self.raw.bytes_hash(bytes);
-        if self.raw.find_by_hash(hash, bytes).is_some() {
-            return Ok(Registered::AlreadyPresent);
+        match self.raw.find_hashed(bytes) {
+            Ok(_) => Ok(Registered::AlreadyPresent),
+            Err(hash) => register_miss(self, id, bytes, Some(hash), on_conflict),
         }
-        register_miss(self, id, bytes, Some(hash), on_conflict)
     }
 
     /// `find_hit` just missed: straight to the lock (a second lock-free
