@@ -68,35 +68,43 @@ pub(crate) fn bytes_eq(a: &[u8], b: &[u8]) -> bool {
     unsafe { eq_chunks(a, b, chunks(at, n)) }
 }
 
-/// The chunks that [`hash_bytes`] and [`bytes_eq`] read of a name of 17 to
-/// 64 bytes (the names of most vocabularies), if `bytes` is one: a hit
-/// that computes them once and passes them to [`hash_mid`] and [`eq_mid`]
-/// takes the length's branches once and its chunks' offsets once, where
-/// the hash and the compare would each take their own.
+/// A name of 17 to 64 bytes (the names of most vocabularies) with the four
+/// chunks that [`hash_bytes`] and [`bytes_eq`] read of it, if `bytes` is
+/// one: a hit that computes them once and passes them to [`hash_mid`] and
+/// [`eq_mid`] takes the length's branches once and the chunks' offsets
+/// once, where the hash and the compare would each take their own.
 #[inline(always)]
-pub(crate) fn mid_chunks(bytes: &[u8]) -> Option<MidChunks> {
+pub(crate) fn mid_name(bytes: &[u8]) -> Option<MidName<'_>> {
     let n = bytes.len();
-    (n > 16 && n <= 64).then(|| MidChunks(chunks(0, n)))
+    (n > 16 && n <= 64).then(|| MidName {
+        bytes,
+        chunks: chunks(0, n),
+    })
 }
 
-/// The four chunks of a name of 17 to 64 bytes ([`mid_chunks`]).
+/// A name of 17 to 64 bytes and its chunks ([`mid_name`]), which lie in it.
 #[derive(Clone, Copy)]
-pub(crate) struct MidChunks([usize; 4]);
+pub(crate) struct MidName<'a> {
+    bytes: &'a [u8],
+    chunks: [usize; 4],
+}
 
-/// [`hash_bytes`] of the name whose chunks are `chunks`.
+/// [`hash_bytes`] of `name`.
 #[inline(always)]
-pub(crate) fn hash_mid(bytes: &[u8], seed: HashSeed, chunks: MidChunks) -> u64 {
+pub(crate) fn hash_mid(name: MidName<'_>, seed: HashSeed) -> u64 {
     let [s0, s1] = seed.0;
-    // SAFETY: `mid_chunks` made `chunks` for `bytes`: each lies in it.
-    let (s0, s1) = unsafe { fold_chunks(bytes, s0 ^ bytes.len() as u64, s1, seed, chunks.0) };
+    let s0 = s0 ^ name.bytes.len() as u64;
+    // SAFETY: `mid_name` made the chunks for these bytes: each lies in them.
+    let (s0, s1) = unsafe { fold_chunks(name.bytes, s0, s1, seed, name.chunks) };
     finish(s0, s1)
 }
 
-/// [`bytes_eq`] of `a` and the name `b` whose chunks are `chunks`.
+/// [`bytes_eq`] of `a` and `name`.
 #[inline(always)]
-pub(crate) fn eq_mid(a: &[u8], b: &[u8], chunks: MidChunks) -> bool {
-    // SAFETY: `mid_chunks` made `chunks` for `b`, and `a` is as long.
-    a.len() == b.len() && unsafe { eq_chunks(a, b, chunks.0) }
+pub(crate) fn eq_mid(a: &[u8], name: MidName<'_>) -> bool {
+    // SAFETY: `mid_name` made the chunks for `name`'s bytes, and `a` is as
+    // long.
+    a.len() == name.bytes.len() && unsafe { eq_chunks(a, name.bytes, name.chunks) }
 }
 
 /// Whether `a` and `b` agree on the four 16-byte chunks at `chunks`.
@@ -299,26 +307,26 @@ mod tests {
     use super::*;
 
     #[test]
-    fn mid_chunks_hash_and_compare_as_the_general_path() {
+    fn mid_names_hash_and_compare_as_the_general_path() {
         let seed = HashSeed([3, 4]);
         let name: Vec<u8> = (0..80u8).map(|i| i.wrapping_mul(37)).collect();
         for n in 0..=80 {
             let bytes = &name[..n];
-            let Some(chunks) = mid_chunks(bytes) else {
+            let Some(mid) = mid_name(bytes) else {
                 assert!(n <= 16 || n > 64, "{n} bytes");
                 continue;
             };
             assert!(n > 16 && n <= 64, "{n} bytes");
-            assert_eq!(hash_mid(bytes, seed, chunks), hash_bytes(bytes, seed));
-            assert!(eq_mid(bytes, bytes, chunks));
+            assert_eq!(hash_mid(mid, seed), hash_bytes(bytes, seed));
+            assert!(eq_mid(bytes, mid));
             let mut other = bytes.to_vec();
             for at in 0..n {
                 other[at] ^= 1;
-                assert!(!eq_mid(&other, bytes, chunks), "{n} bytes, {at}");
+                assert!(!eq_mid(&other, mid), "{n} bytes, {at}");
                 other[at] ^= 1;
             }
-            assert!(!eq_mid(&name[..n - 1], bytes, chunks));
-            assert!(!eq_mid(&name[..n + 1], bytes, chunks));
+            assert!(!eq_mid(&name[..n - 1], mid));
+            assert!(!eq_mid(&name[..n + 1], mid));
         }
     }
 

@@ -29,7 +29,7 @@ use super::record::Entry;
 use super::table::Table;
 use crate::raw::alloc::{try_box, AllocError};
 use crate::raw::bytes::{
-    bytes_eq, eq_mid, hash_bytes, hash_id, hash_mid, mid_chunks, prefetch, prefetch_span, HashSeed,
+    bytes_eq, eq_mid, hash_bytes, hash_id, hash_mid, mid_name, prefetch, prefetch_span, HashSeed,
     CACHE_LINE,
 };
 use crate::sync::{self, AtomicBool, AtomicPtr, AtomicUsize, Mutex, MutexGuard, Ordering, RwLock};
@@ -141,21 +141,21 @@ impl RawShard {
     /// [`find_by_bytes`](Self::find_by_bytes), or, if it misses, the bytes'
     /// hash ([`bytes_hash`](Self::bytes_hash)) for the insert. A name of 17
     /// to 64 bytes is hashed and compared from one computation of its
-    /// chunks ([`mid_chunks`]).
+    /// chunks ([`mid_name`]).
     #[inline]
     pub(crate) fn find_hashed(&self, bytes: &[u8]) -> Result<Entry<'_>, u64> {
-        let Some(chunks) = mid_chunks(bytes) else {
+        let Some(name) = mid_name(bytes) else {
             let hash = self.bytes_hash(bytes);
             return self.find_by_hash(hash, bytes).ok_or(hash);
         };
-        let hash = hash_mid(bytes, self.hot.seed, chunks);
+        let hash = hash_mid(name, self.hot.seed);
         let log = &self.hot.log;
         self.hot
             .table
             .find_map(hash, |at| {
                 // SAFETY: as in `find_by_hash`.
                 let entry = unsafe { log.entry(at) };
-                eq_mid(entry.bytes(), bytes, chunks).then_some(entry)
+                eq_mid(entry.bytes(), name).then_some(entry)
             })
             .ok_or(hash)
     }
