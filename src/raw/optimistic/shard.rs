@@ -149,14 +149,7 @@ impl RawShard {
             return self.find_by_hash(hash, bytes).ok_or(hash);
         };
         let hash = hash_mid(name, self.hot.seed);
-        let log = &self.hot.log;
-        self.hot
-            .table
-            .find_map(hash, |at| {
-                // SAFETY: as in `find_by_hash`.
-                let entry = unsafe { log.entry(at) };
-                eq_mid(entry.bytes(), name).then_some(entry)
-            })
+        self.find_where(hash, |stored| eq_mid(stored, name))
             .ok_or(hash)
     }
 
@@ -165,12 +158,19 @@ impl RawShard {
     #[inline]
     pub(crate) fn find_by_hash(&self, hash: u64, bytes: &[u8]) -> Option<Entry<'_>> {
         debug_assert_eq!(hash, self.bytes_hash(bytes));
+        self.find_where(hash, |stored| bytes_eq(stored, bytes))
+    }
+
+    /// The first entry under `hash` in the by-bytes table whose bytes
+    /// `is_key` accepts.
+    #[inline(always)]
+    fn find_where(&self, hash: u64, is_key: impl Fn(&[u8]) -> bool) -> Option<Entry<'_>> {
         let log = &self.hot.log;
         self.hot.table.find_map(hash, |at| {
             // SAFETY: a ref from a slot word loaded with acquire: its record
             // was published before the word was stored with release.
             let entry = unsafe { log.entry(at) };
-            bytes_eq(entry.bytes(), bytes).then_some(entry)
+            is_key(entry.bytes()).then_some(entry)
         })
     }
 
