@@ -100,12 +100,13 @@ pub(crate) fn acquire_unpoisoned<G>(
 /// is tried again [`SPIN_TRIES`] times, a spin-loop hint apart, before the
 /// thread blocks.
 ///
-/// Every mutex here is held for a short section (a miss's insert, a
-/// conflict's record), but `std`'s own spin before it sleeps (100 hints,
+/// The mutexes on hot paths are held for short sections (a miss's insert,
+/// a conflict's record), but `std`'s own spin before it sleeps (100 hints,
 /// about 2.6 µs on the 2-vCPU host of `docs/benchmarks.md`) is shorter
 /// than the longest common ones (a miss whose new slab or segment takes its
 /// first page faults), and once a waiter sleeps every unlock pays a
-/// `futex` wake. Misses of 10^6 new names into one NC: at 2 threads 8,000
+/// `futex` wake. A waiter on a long section (the `arc-swap` strategy's
+/// copy) spins for at most these tries before it sleeps. Misses of 10^6 new names into one NC: at 2 threads 8,000
 /// voluntary context switches became 117 and the misses 23% cheaper; at
 /// 256 threads on 2 CPUs, 17,256 became 1,307 and 10% cheaper
 /// (`docs/history.md`). Not in loom builds: the retries would only add

@@ -224,8 +224,9 @@ impl TableWriter {
     }
 
     /// Makes sure the writer holds at least `count` spare buckets, taken
-    /// from the pools. Inline for the common case, a spare already held
-    /// (every insert asks for one; about one in ten links one).
+    /// from the pools. Inline for the common case, a spare already held:
+    /// every insert asks for one, and at 10^5 entries about one in twelve
+    /// links one.
     #[inline]
     pub(super) fn stock_spares(&mut self, count: usize) -> Result<(), AllocError> {
         if self.spare.len() >= count {
