@@ -106,11 +106,11 @@ pub(crate) fn acquire_unpoisoned<G>(
 /// than the longest common ones (a miss whose new slab or segment takes its
 /// first page faults), and once a waiter sleeps every unlock pays a
 /// `futex` wake. A waiter on a long section (the `arc-swap` strategy's
-/// copy) spins for at most these tries before it sleeps. Misses of 10^6 new names into one NC: at 2 threads 8,000
-/// voluntary context switches became 117 and the misses 23% cheaper; at
-/// 256 threads on 2 CPUs, 17,256 became 1,307 and 10% cheaper
-/// (`docs/history.md`). Not in loom builds: the retries would only add
-/// interleavings that `lock` already has.
+/// copy) spins for at most these tries before it sleeps. Misses of 10^6
+/// new names into one NC: at 2 threads 8,000 voluntary context switches
+/// became 117 and the misses 23% cheaper; at 256 threads on 2 CPUs, 17,256
+/// became 1,307 and 10% cheaper (`docs/history.md`). Not in loom builds:
+/// the retries would only add interleavings that `lock` already has.
 pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     acquire(
         || mutex.try_lock(),
