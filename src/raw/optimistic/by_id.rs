@@ -8,7 +8,7 @@
 //! from one word in a small, cache-resident bit array, and then the miss
 //! reads and writes nothing of the map. A lookup by id under the writer
 //! lock asks the filter first too; one that gets a "maybe" (a present id,
-//! or one in 8 to 25 new ones) looks among the entries the map lacks, which
+//! or one in 6 to 40 new ones) looks among the entries the map lacks, which
 //! the filter keeps with their id hashes, then in the map under the shared
 //! lock. The map takes the entries it lacks [`CATCH_UP`] at a time
 //! ([`IdMap::catch_up`]), inserted in one go, so that the cache misses of
@@ -23,23 +23,29 @@
 //! stops, without a lock, as a snapshot does.
 //!
 //! The filter is a blocked Bloom filter: each id sets two bits of one
-//! 64-bit word, and it has 4 bits for each of the map's buckets (half a
-//! byte, where a bucket of the map is 5), so between about 9 and 4.6 bits an
-//! entry as the map fills: about one new id in 25 to one in 8 gets a false
-//! "maybe", which costs a scan of the entries the map lacks and a probe of
+//! 64-bit word, and it has 4 to 8 bits for each entry the map has room for
+//! (its word count is a power of two, the map's room is not; a slot of the
+//! map is 5 bytes), so between about 12 and 4 bits an entry as the map
+//! fills: about one new id in 40 to one in 6.5 gets a false "maybe", which costs a scan of the entries the map lacks and a probe of
 //! the map under the shared lock, never a wrong answer. Readers do not ask
 //! the filter (it is the writer's, unsynchronised), so their lookup of an
 //! absent id costs the probe and the walk of what the map lacks. The map
-//! and the filter grow together, rebuilt from one walk of the log.
+//! and the filter grow together, by half, rebuilt from one walk of the log.
 
-use hashbrown::HashTable;
-
+use super::id_table::{IdTable, BATCH};
 use super::log::{Log, Ref};
 use crate::raw::alloc::{try_boxed_slice, AllocError};
 use crate::sync::{self, RwLock};
 
 /// Map slots per 64-bit filter word: 4 bits a slot.
 const FILTER_LOAD: usize = 16;
+
+/// Entries a rebuilt side is sized for, from those it must hold: half as
+/// many again (the map's table is then 62.5% full, and 93.75% when it is
+/// rebuilt next; doubling would let it fall to 47%).
+fn grown(entries: usize) -> usize {
+    entries.saturating_add(entries / 2)
+}
 
 /// Entries the writer lets wait for the map at most: what a reader walks
 /// past the map, beside entries appended while it walks. (Small in loom
@@ -84,7 +90,7 @@ pub(super) struct IdSide {
 pub(super) struct IdMap {
     /// Log refs, placed by the shard's id hash; holds every entry before
     /// `synced`.
-    map: HashTable<u32>,
+    map: IdTable,
     /// The log position before which every entry is in `map`.
     synced: Ref,
 }
@@ -156,40 +162,45 @@ impl IdFilter {
     }
 }
 
-/// A filter and a map with room for twice the `entries` of `log` (amortised
-/// growth), holding all of them, built by walking the log: its records are
-/// read in address order, where growing the map by moving its refs would
-/// read each record again for its id, in hash order, a cache miss apiece
-/// once the log outgrows the cache (13% of a miss's time at 10^6 entries
-/// with `hashbrown`'s rehash, `docs/history.md`). Readers keep the old map
-/// while this builds; on an allocation failure the caller keeps both old
-/// parts.
+/// A filter and a map with room for half as many again as the `entries`
+/// of `log` (amortised growth), holding all of them, built by walking the
+/// log: its records are read in address order, where growing the map by
+/// moving its refs would read each record again for its id, in hash order,
+/// a cache miss apiece once the log outgrows the cache (13% of a miss's
+/// time at 10^6 entries with `hashbrown`'s rehash, `docs/history.md`).
+/// Readers keep the old map while this builds; on an allocation failure the
+/// caller keeps both old parts.
 pub(super) fn rebuilt(
     log: &Log,
     entries: usize,
     hash_of: impl Fn(u64) -> u64,
 ) -> Result<(IdFilter, IdMap), AllocError> {
-    let mut map = HashTable::new();
-    map.try_reserve(entries.saturating_mul(2).max(4), |_| 0)
-        .map_err(|_| AllocError)?;
-    // The filter is sized to the map's capacity (a power of two of
-    // buckets, 7/8 of them usable), so that the map fills before the
-    // side is rebuilt, as it did alone.
+    let mut map = IdTable::with_room(grown(entries))?;
+    // The filter is sized to the map's room, so that the map fills before
+    // the side is rebuilt.
     let words = map
-        .capacity()
+        .room()
         .div_ceil(FILTER_LOAD)
         .checked_next_power_of_two()
         .ok_or(AllocError)?;
     let mut filter = IdFilter {
-        room: map.capacity(),
+        room: map.room(),
         words: try_boxed_slice(words, || 0).ok_or(AllocError)?,
         ..IdFilter::new()
     };
+    let mut batch = [(0, Ref::default()); BATCH];
+    let mut batched = 0;
     let synced = log.walk_from(Ref::default(), |at, entry| {
         let hash = hash_of(entry.id());
         filter.set(hash);
-        map_in(&mut map, hash, at);
+        batch[batched] = (hash, at);
+        batched += 1;
+        if batched == BATCH {
+            map_in(&mut map, &batch);
+            batched = 0;
+        }
     });
+    map_in(&mut map, &batch[..batched]);
     debug_assert_eq!(map.len(), entries, "every entry, once");
     Ok((filter, IdMap { map, synced }))
 }
@@ -199,10 +210,9 @@ impl IdMap {
     /// `log`'s published end, which they are all before. The writer's, under
     /// the exclusive lock.
     pub(super) fn catch_up(&mut self, filter: &mut IdFilter, end: Ref) {
-        for &(hash, at) in &filter.lacking[..filter.pending] {
-            debug_assert!(self.synced <= at && at < end);
-            map_in(&mut self.map, hash, at);
-        }
+        let lacking = &filter.lacking[..filter.pending];
+        debug_assert!(lacking.iter().all(|&(_, at)| self.synced <= at && at < end));
+        map_in(&mut self.map, lacking);
         self.synced = end;
         filter.pending = 0;
     }
@@ -212,13 +222,13 @@ impl IdMap {
     /// not looked at).
     pub(super) fn get(&self, log: &Log, id: u64, hash: u64) -> Option<Ref> {
         self.map
-            .find(hash, |&at| {
+            .find(hash, |at| {
                 // SAFETY: a ref the writer made to its own published record
                 // and placed under the exclusive lock, which a reader
                 // acquired (its shared lock) after.
                 unsafe { log.entry(Ref::from_bits(at)) }.id() == id
             })
-            .map(|&at| Ref::from_bits(at))
+            .map(Ref::from_bits)
     }
 
     /// Where `log` stores the entry of `id`, for a reader: looked up in
@@ -243,13 +253,11 @@ impl IdMap {
     }
 }
 
-/// Puts `at`, of id hash `hash`, into `map`, which has room for it: a side
-/// holds room for every entry of its shard (`IdFilter::is_full`).
+/// Puts each `(hash, at)` of `entries` into `map`, which has room for them:
+/// a side holds room for every entry of its shard (`IdFilter::is_full`).
 #[inline]
-fn map_in(map: &mut HashTable<u32>, hash: u64, at: Ref) {
-    map.insert_unique(hash, at.to_bits(), |_| {
-        unreachable!("the side has room for every entry")
-    });
+fn map_in(map: &mut IdTable, entries: &[(u64, Ref)]) {
+    map.insert_all(entries, |&(hash, at)| (hash, at.to_bits()));
 }
 
 #[cfg(all(test, not(interner_loom)))]

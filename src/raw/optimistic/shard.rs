@@ -12,9 +12,10 @@
 //! * **Everything else** takes the writer lock: inserts, finding an entry by
 //!   its id for them (conflicts, caller-supplied ids), opening and closing.
 //!   The by-id side ([`by_id`](super::by_id)): a filter of every id, which
-//!   only the writer reads, and a `hashbrown::HashTable` of 4-byte log refs
-//!   brought up to date when needed, placed by a per-shard seeded mix of
-//!   the id, so caller-chosen ids cannot force long probe chains.
+//!   only the writer reads, and a table of 4-byte log refs
+//!   ([`id_table`](super::id_table)) brought up to date when needed,
+//!   placed by a per-shard seeded mix of the id, so caller-chosen ids
+//!   cannot force long probe chains.
 //! * **Walks** (`for_each_since`) read the log without a lock, in insertion
 //!   order, from any position a previous walk returned.
 //!
