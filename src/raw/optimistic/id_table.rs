@@ -115,8 +115,8 @@ impl IdTable {
         })
     }
 
-    /// How many values it may hold: 15 of each group's 16 slots, so that
-    /// every probe ends at an empty slot.
+    /// How many values it may hold: [`FILL`] of each group's 16 slots, so
+    /// that every probe ends at an empty slot.
     pub(super) fn room(&self) -> usize {
         self.groups.len() * FILL
     }
