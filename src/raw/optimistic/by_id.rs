@@ -26,8 +26,9 @@
 //! 64-bit word, and it has 4 to 8 bits for each entry the map has room for
 //! (its word count is a power of two, the map's room is not; a slot of the
 //! map is 5 bytes), so between about 12 and 4 bits an entry as the map
-//! fills: about one new id in 40 to one in 6.5 gets a false "maybe", which costs a scan of the entries the map lacks and a probe of
-//! the map under the shared lock, never a wrong answer. Readers do not ask
+//! fills: about one new id in 40 to one in 6.5 gets a false "maybe", which
+//! costs a scan of the entries the map lacks and a probe of the map under
+//! the shared lock, never a wrong answer. Readers do not ask
 //! the filter (it is the writer's, unsynchronised), so their lookup of an
 //! absent id costs the probe and the walk of what the map lacks. The map
 //! and the filter grow together, by half, rebuilt from one walk of the log.
