@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Proves the loom models have teeth: for every memory-ordering site in
-# src/raw/*.rs and src/raw/optimistic/*.rs (each `Ordering::Release`, `Acquire`, `AcqRel` or `SeqCst`),
+# src/raw/*.rs, src/raw/optimistic/*.rs and src/raw/optimistic/table/*.rs (each `Ordering::Release`, `Acquire`, `AcqRel` or `SeqCst`),
 # builds a copy of the tree with only that site weakened to `Relaxed`, runs
 # the loom models on it, and reports whether a model failed (the mutant was
 # caught). Exits non-zero if any mutant survives, or if the unmutated models
@@ -18,7 +18,7 @@ set -euo pipefail
 # The sites (a glob under the repository) and the test target that models
 # them: the optimistic shard's by default.
 case "${1:-}" in
-    "") sites='src/raw/*.rs src/raw/optimistic/*.rs' target=models ;;
+    "") sites='src/raw/*.rs src/raw/optimistic/*.rs src/raw/optimistic/table/*.rs' target=models ;;
     lock_free) sites='src/raw/lock_free/*.rs' target=lock_free ;;
     *) echo "usage: $0 [lock_free]" >&2; exit 2 ;;
 esac

@@ -201,6 +201,55 @@ fn optimistic_hit_races_split_and_growth() {
     });
 }
 
+/// A hit races a split that compacts its bucket's chain and hands the
+/// emptied overflow bucket back, and the next insert, which links that
+/// bucket again with the hit's own string in it. The reader may have
+/// loaded the link to the bucket before it was unlinked, and read the
+/// string's word there without reaching it through the new link: the
+/// word's own release is then the only edge from the record to the reader.
+#[test]
+fn optimistic_hit_races_compaction_and_reuse() {
+    // Inserted in this order into a 1-bucket index that splits on every
+    // insert past the first: `first` and `moving` fill bucket 0, and
+    // `staying` overflows it into a bucket of its own; `other` goes to
+    // bucket 1. The writer's first insert splits bucket 0 at level 2:
+    // `moving` leaves, `staying` moves up into its slot, and the overflow
+    // bucket is handed back. Its second insert, the reader's string, finds
+    // bucket 0 full and links the handed-back bucket again.
+    let at = |residue: u64| move |h: u64| h % 8 == residue;
+    let first = names_where("f", 2, 1, at(0)).remove(0);
+    let moving = names_where("m", 2, 1, at(4)).remove(0);
+    let other = names_where("o", 2, 1, at(1)).remove(0);
+    let staying = names_where("s", 2, 1, at(0)).remove(0);
+    let splitting = names_where("p", 2, 1, at(3)).remove(0);
+    let racing = names_where("r", 2, 1, at(0)).remove(0);
+    let stored = [first, moving, other, staying];
+    loom::model(move || {
+        let db = db::<OptimisticStrategy>(1);
+        for name in &stored {
+            db.intern(0, name).unwrap();
+        }
+        let writer = {
+            let (db, splitting, racing) = (Arc::clone(&db), splitting.clone(), racing.clone());
+            spawn(move || {
+                db.intern(0, &splitting).unwrap();
+                db.intern(0, &racing).unwrap()
+            })
+        };
+        let reader = {
+            let (db, racing) = (Arc::clone(&db), racing.clone());
+            spawn(move || db.intern(0, &racing).unwrap())
+        };
+        let id = get_id(racing.as_bytes());
+        assert_eq!(writer.join().unwrap(), id);
+        assert_eq!(reader.join().unwrap(), id);
+        assert_eq!(db.nc_len(0), 6);
+        for name in stored.iter().chain([&splitting, &racing]) {
+            assert_eq!(db.lookup(0, name), Some(get_id(name.as_bytes())), "{name}");
+        }
+    });
+}
+
 /// The pipelined batch lookup (`intern_batch`: bucket prefetch, first
 /// candidate, compare) races the first insert, which builds the index, and
 /// the second, which splits it into a new segment, where the batch's name

@@ -205,6 +205,9 @@ pub(crate) struct TableWriter {
     /// Empty overflow buckets taken ahead (by `Table::reserve` and before
     /// a split), so that placing words never fails half-way.
     pub(super) spare: Vec<NonNull<Bucket>>,
+    /// Overflow buckets that a split's compaction emptied and unlinked,
+    /// linked again before fresh spares (`table/growth.rs`).
+    pub(super) recycled: Vec<NonNull<Bucket>>,
     /// The published directory.
     pub(super) dir: Option<SegmentDir>,
     /// Directories replaced by bigger ones; readers may still hold them.
@@ -223,13 +226,18 @@ impl TableWriter {
         NonNull::new(dir.first()).expect("a directory is never null")
     }
 
-    /// Makes sure the writer holds at least `count` spare buckets, taken
-    /// from the pools. Inline for the common case, a spare already held:
-    /// every insert asks for one, and at 10^5 entries about one in twelve
-    /// links one.
+    /// Empty overflow buckets the writer holds, reused and fresh.
+    fn spares(&self) -> usize {
+        self.spare.len() + self.recycled.len()
+    }
+
+    /// Makes sure the writer holds at least `count` empty overflow buckets,
+    /// taking fresh ones from the pools if it must. Inline for the common
+    /// case, a spare already held: every insert asks for one, and at 10^5
+    /// entries about one in twelve links one.
     #[inline]
     pub(super) fn stock_spares(&mut self, count: usize) -> Result<(), AllocError> {
-        if self.spare.len() >= count {
+        if self.spares() >= count {
             return Ok(());
         }
         self.stock_more(count)
@@ -239,9 +247,9 @@ impl TableWriter {
     #[inline(never)]
     fn stock_more(&mut self, count: usize) -> Result<(), AllocError> {
         self.spare
-            .try_reserve(count.saturating_sub(self.spare.len()))
+            .try_reserve(count.saturating_sub(self.spares()))
             .map_err(|_| AllocError)?;
-        while self.spare.len() < count {
+        while self.spares() < count {
             if self.pool_left == 0 {
                 self.pools.try_reserve(1).map_err(|_| AllocError)?;
                 self.pools.push(new_segment().ok_or(AllocError)?);
@@ -264,7 +272,8 @@ impl Drop for TableWriter {
             let slice = ptr::slice_from_raw_parts_mut(block.as_ptr(), SEGMENT_BUCKETS);
             // SAFETY: came from `Box::into_raw` of a `SEGMENT_BUCKETS` slice
             // (`new_segment`); the writer is dropped only when no reader can
-            // exist. Spares and linked overflow buckets lie in the pools.
+            // exist. Spares, reused buckets and linked overflow buckets lie in
+            // the pools.
             drop(unsafe { Box::from_raw(slice) });
         }
         for dir in self.retired_dirs.drain(..).chain(self.dir.take()) {

@@ -35,18 +35,22 @@
 //! reader with the new shape finds the copies; a reader still on the old
 //! shape finds the originals, or, if it reads the old bucket after the
 //! clear, misses: a *false miss*, which the caller re-checks under the lock.
-//! No reader ever sees a wrong record. Segments, overflow buckets and
-//! directories are freed only through `&mut` (`clear`, drop); a directory
-//! replaced by a bigger one is retired, not freed, for readers that still
-//! hold it (8 bytes per 4 KiB segment).
+//! No reader ever sees a wrong record. The split then compacts the old
+//! bucket's chain (`growth.rs`): words left in its overflow buckets move
+//! forward into the holes (copied with **release**, then cleared: a reader
+//! may miss such a word, never see a wrong one), and the overflow buckets
+//! emptied so are unlinked and linked again where a chain next overflows;
+//! the first word stored into such a reused bucket is a **release** store
+//! of its own, since a reader that loaded the old link may still read it.
+//! Segments, overflow buckets and directories are freed only through
+//! `&mut` (`clear`, drop); a directory replaced by a bigger one is retired,
+//! not freed, for readers that still hold it (8 bytes per 4 KiB segment).
 
 use core::ptr::{self, NonNull};
 
 use super::blocks::{new_segment, Bucket, SegmentDir, TableWriter};
 use super::log::Ref;
 use crate::raw::alloc::AllocError;
-#[cfg(not(interner_loom))]
-use crate::raw::bytes::prefetch;
 use crate::sync::{AtomicPtr, AtomicU64, Ordering};
 
 /// Slot words per bucket; with the link, a bucket is one 64-byte line.
@@ -63,9 +67,11 @@ pub(super) const SEGMENT_BUCKETS: usize = 64;
 pub(super) const SEGMENT_BUCKETS: usize = 1;
 
 /// Entries per bucket, on average, before a split. One in loom models, so
-/// that every insert past the first splits.
+/// that every insert past the first splits. Six of seven slots: with chains
+/// compacted on splits, 5 cost 1.6 bytes an entry more at 10^5 entries
+/// and no fewer instructions or cache misses a hit (`docs/history.md`).
 #[cfg(not(interner_loom))]
-pub(crate) const LOAD: usize = 5;
+pub(crate) const LOAD: usize = 6;
 #[cfg(interner_loom)]
 pub(crate) const LOAD: usize = 1;
 
@@ -84,6 +90,8 @@ const _: () = assert!(SPLITS_PER_STEP <= SEGMENT_BUCKETS);
 /// bits of hash.
 const MAX_LEVEL: u32 = 31;
 
+mod growth;
+
 #[inline]
 fn word_of(hash: u64, at: Ref) -> u64 {
     (u64::from(at.to_bits()) + 1) << 32 | (hash & 0xFFFF_FFFF)
@@ -99,6 +107,22 @@ fn moves(word: u64, level: u32) -> bool {
 #[inline]
 fn ref_of(word: u64) -> Ref {
     Ref::from_bits(((word >> 32) - 1) as u32)
+}
+
+/// Stores `word` into `slot`, publishing the record behind its ref: a
+/// reader that loads the word with acquire sees the record whole.
+#[inline]
+fn publish(slot: &AtomicU64, word: u64) {
+    slot.store(word, Ordering::Release);
+}
+
+/// The buckets of the chain that starts at `first`, in order, as the
+/// writer sees them (relaxed loads: only the writer links).
+fn chain(first: &Bucket) -> impl Iterator<Item = &Bucket> {
+    core::iter::successors(Some(first), |bucket| {
+        // SAFETY: a linked overflow bucket, live until `&mut` access.
+        unsafe { bucket.next.load(Ordering::Relaxed).as_ref() }
+    })
 }
 
 /// `level` and `split`, packed in one word so that readers load them at
@@ -257,7 +281,9 @@ impl Table {
             }
             let next = bucket.next.load(Ordering::Acquire);
             // SAFETY: a linked overflow bucket was built before its release
-            // store and lives until `&mut` access.
+            // store and lives until `&mut` access. (It may have been unlinked
+            // since and linked into another chain, `growth.rs`: every word
+            // in it is still a published one, checked in full above.)
             bucket = unsafe { next.as_ref() }?;
         }
     }
@@ -366,157 +392,44 @@ impl Table {
 
     /// Stores `word` into an empty slot of bucket `index`'s chain, linking a
     /// spare overflow bucket if the chain is full (the caller stocked one).
+    #[inline]
     fn place(&self, writer: &mut TableWriter, index: usize, word: u64) {
-        let mut bucket = Self::bucket(writer.current_dir(), index);
+        let mut last = Self::bucket(writer.current_dir(), index);
         loop {
-            for slot in &bucket.words {
+            for slot in &last.words {
                 // Relaxed: only the writer stores to slots.
                 if slot.load(Ordering::Relaxed) == 0 {
                     // Publishes the record behind the ref (see `find`).
-                    slot.store(word, Ordering::Release);
+                    publish(slot, word);
                     return;
                 }
             }
-            let next = bucket.next.load(Ordering::Relaxed);
-            if next.is_null() {
-                break;
-            }
             // SAFETY: a linked overflow bucket, live until `&mut`.
-            bucket = unsafe { &*next };
+            match unsafe { last.next.load(Ordering::Relaxed).as_ref() } {
+                Some(next) => last = next,
+                None => break,
+            }
         }
-        let overflow = writer.spare.pop().expect("a spare bucket stocked");
-        // SAFETY: a spare bucket is live, empty, and shared with no reader
-        // until the link below.
-        unsafe { overflow.as_ref() }.words[0].store(word, Ordering::Relaxed);
+        // A bucket that a compaction unlinked first, then a fresh one.
+        let (overflow, reused) = match writer.recycled.pop() {
+            Some(bucket) => (bucket, true),
+            None => (writer.spare.pop().expect("a spare bucket stocked"), false),
+        };
+        // SAFETY: a spare bucket is live (in a pool, freed only through
+        // `&mut`) and empty, with no link.
+        let first = &unsafe { overflow.as_ref() }.words[0];
+        if reused {
+            // A reader that loaded a link to the bucket before it was
+            // unlinked may still read it (`growth.rs`, `compact`): the
+            // word must publish its record itself.
+            publish(first, word);
+        } else {
+            // Relaxed: a fresh bucket reaches readers only through the
+            // link below.
+            first.store(word, Ordering::Relaxed);
+        }
         // Publishes the new bucket and the word in it.
-        bucket.next.store(overflow.as_ptr(), Ordering::Release);
-    }
-
-    /// Splits up to `SPLITS_PER_STEP` buckets, then publishes the new shape.
-    /// Allocates nothing but the buckets themselves: the moved words are
-    /// found again, for clearing, by their hash bit.
-    fn split(&self, writer: &mut TableWriter, shape: Shape) {
-        let mut next = shape;
-        // The buckets split, each with the hash bit its movers had set.
-        let mut split = [(0, 0); SPLITS_PER_STEP];
-        let mut splits = 0;
-        while splits < SPLITS_PER_STEP {
-            let level = next.level();
-            if level >= MAX_LEVEL || writer.entries <= LOAD * next.buckets() {
-                break;
-            }
-            let target = next.buckets();
-            if self.ensure_segment(writer, target).is_err()
-                || self.split_one(writer, next.split, target, level).is_err()
-            {
-                break;
-            }
-            split[splits] = (next.split, level);
-            splits += 1;
-            next.split += 1;
-            if next.split == 1 << level {
-                next = Shape::new(level + 1, 0);
-            }
-        }
-        // Readers with the new shape look in the new buckets, whose words
-        // were stored before this release.
-        self.shape.store(next.pack(), Ordering::Release);
-        // The next step's source buckets: it comes some 40 inserts later,
-        // by when they have left the cache (reading them was half of an
-        // insert's time in the table at 10^6 entries, `docs/history.md`).
-        // Not in loom builds: a hint, whose loads would only add
-        // interleavings to the models.
-        #[cfg(not(interner_loom))]
-        for source in (next.split..=next.mask).take(SPLITS_PER_STEP) {
-            prefetch(ptr::from_ref(Self::bucket(writer.current_dir(), source)).cast());
-        }
-        // A bucket splits at most once a step (a step splits fewer buckets
-        // than a level has), and only the writer stores: the words of a
-        // split bucket with its hash bit set are exactly those it copied.
-        for &(source, level) in &split[..splits] {
-            Self::for_each_slot(writer.current_dir(), source, |slot| {
-                if moves(slot.load(Ordering::Relaxed), level) {
-                    // Relaxed: a reader that reads the cleared slot only
-                    // misses.
-                    slot.store(0, Ordering::Relaxed);
-                }
-            });
-        }
-    }
-
-    /// Calls `f` on every slot of bucket `index`'s chain under `dir` (the
-    /// writer's current directory), in order.
-    fn for_each_slot(dir: NonNull<AtomicPtr<Bucket>>, index: usize, mut f: impl FnMut(&AtomicU64)) {
-        let mut bucket = Self::bucket(dir, index);
-        loop {
-            bucket.words.iter().for_each(&mut f);
-            let next = bucket.next.load(Ordering::Relaxed);
-            if next.is_null() {
-                return;
-            }
-            // SAFETY: a linked overflow bucket, live until `&mut`.
-            bucket = unsafe { &*next };
-        }
-    }
-
-    /// Copies the words of bucket `source` whose hash has bit `level` set
-    /// into the empty bucket `target` (the caller clears the originals
-    /// once the shape that reaches `target` is published). All-or-nothing:
-    /// every allocation it needs comes first, so that a failure leaves no
-    /// word copied. (A word copied into a bucket that the published shape
-    /// does not reach would have its original cleared, and its entry drop
-    /// out of the table: until it was indexed again, every hit on it would
-    /// take the lock.)
-    fn split_one(
-        &self,
-        writer: &mut TableWriter,
-        source: usize,
-        target: usize,
-        level: u32,
-    ) -> Result<(), AllocError> {
-        // Placing words links spares, never a directory: `dir` stays current.
-        let dir = writer.current_dir();
-        let mut movers = 0;
-        Self::for_each_slot(dir, source, |slot| {
-            movers += usize::from(moves(slot.load(Ordering::Relaxed), level));
-        });
-        writer.stock_spares(movers.saturating_sub(1) / WORDS)?;
-        Self::for_each_slot(dir, source, |slot| {
-            let word = slot.load(Ordering::Relaxed);
-            if moves(word, level) {
-                self.place(writer, target, word);
-            }
-        });
-        Ok(())
-    }
-
-    /// Makes sure bucket `index` has a segment, growing the directory if
-    /// needed.
-    fn ensure_segment(&self, writer: &mut TableWriter, index: usize) -> Result<(), AllocError> {
-        let at = index / SEGMENT_BUCKETS;
-        let dir = writer.dir.expect("an initialised table");
-        if at < dir.slots().len() && !dir.slots()[at].load(Ordering::Relaxed).is_null() {
-            return Ok(());
-        }
-        writer.segments.try_reserve(1).map_err(|_| AllocError)?;
-        writer.retired_dirs.try_reserve(1).map_err(|_| AllocError)?;
-        let segment = new_segment().ok_or(AllocError)?;
-        // Owned from here on, whatever fails below.
-        writer.segments.push(segment);
-        if at >= dir.slots().len() {
-            let bigger = SegmentDir::try_new((at + 1).next_power_of_two()).ok_or(AllocError)?;
-            for (old, new) in dir.slots().iter().zip(bigger.slots()) {
-                new.store(old.load(Ordering::Relaxed), Ordering::Relaxed);
-            }
-            // Publishes the copied pointers with the directory.
-            self.dir.store(bigger.first(), Ordering::Release);
-            writer.retired_dirs.push(dir);
-            writer.dir = Some(bigger);
-        }
-        let dir = writer.dir.expect("an initialised table");
-        // Relaxed: readers reach it only after the shape's release.
-        dir.slots()[at].store(segment.as_ptr(), Ordering::Relaxed);
-        Ok(())
+        last.next.store(overflow.as_ptr(), Ordering::Release);
     }
 
     /// Forgets every word; the blocks, directories included, go with the
