@@ -59,9 +59,9 @@ pub(crate) struct ConflictLog {
     /// Allocated at the first conflict: most NCs never see one, and the
     /// list's empty tables are about 150 bytes, 38 KB over 256 NCs (3.4
     /// bytes an entry for a db of 10,000 entries).
+    /// (The budget is the db's, passed to [`record`](Self::record): held
+    /// here it would take an NC's context from two cache lines to three.)
     inner: Mutex<Option<Box<ConflictList>>>,
-    /// Bytes the stored conflicts may take, [`RECORD_OVERHEAD`] included.
-    budget: usize,
 }
 
 #[derive(Debug, Default)]
@@ -92,11 +92,10 @@ struct StoredConflict {
 }
 
 impl ConflictLog {
-    /// An empty log that stores at most `budget` bytes of conflicts.
-    pub(crate) fn new(budget: usize) -> Self {
+    /// An empty log; it allocates nothing until its first conflict.
+    pub(crate) fn new() -> Self {
         ConflictLog {
             inner: Mutex::new(None),
-            budget,
         }
     }
 
@@ -105,8 +104,11 @@ impl ConflictLog {
     /// both strings; repeats are neither stored nor logged again, so a hot
     /// loop re-interning a colliding string cannot flood the log. Once the
     /// budget is spent, a new conflict is only counted (and the first such
-    /// one logged).
-    pub(crate) fn record(&self, nc: usize, id: u64, kept: &[u8], rejected: &[u8]) {
+    /// one logged). `budget`: the bytes the stored conflicts may take,
+    /// [`RECORD_OVERHEAD`] included (the db's
+    /// [`conflict_budget`](crate::Config::conflict_budget), the same on
+    /// every call).
+    pub(crate) fn record(&self, budget: usize, nc: usize, id: u64, kept: &[u8], rejected: &[u8]) {
         let mut conflicts = sync::lock(&self.inner);
         let conflicts = conflicts.get_or_insert_with(Box::default);
         let ConflictList {
@@ -128,12 +130,12 @@ impl ConflictLog {
             .len()
             .saturating_add(RECORD_OVERHEAD)
             .saturating_add(known_kept.map_or(kept.len().saturating_add(RECORD_OVERHEAD), |_| 0));
-        if charge > self.budget.saturating_sub(*charged) {
+        if charge > budget.saturating_sub(*charged) {
             *dropped += 1;
             if *dropped == 1 {
                 log::warn!(
                     "Interned string db's conflict budget of {} bytes is spent in NeuronCore {nc}: further conflicts are counted, not stored (first: id {id}, {:?} refused for {:?})",
-                    self.budget,
+                    budget,
                     String::from_utf8_lossy(rejected),
                     String::from_utf8_lossy(kept),
                 );

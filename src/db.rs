@@ -99,9 +99,7 @@ impl<S: Strategy> InternedStringDb<S> {
             .map_err(|_| too_large())?;
         let shard_config = config.shard_config();
         for _ in 0..config.ncs {
-            contexts.push(
-                NcContext::new(&shard_config, config.conflict_budget).map_err(|_| too_large())?,
-            );
+            contexts.push(NcContext::new(&shard_config).map_err(|_| too_large())?);
         }
         Ok(InternedStringDb {
             contexts: contexts.into_boxed_slice(),
@@ -307,7 +305,8 @@ impl<S: Strategy> InternedStringDb<S> {
     ) -> Result<Registered, Error> {
         let ctx = self.context(nc)?;
         register(&ctx.shard, &|kept| {
-            ctx.conflicts.record(nc, id, kept, bytes)
+            ctx.conflicts
+                .record(self.config.conflict_budget, nc, id, kept, bytes)
         })
         .map_err(|refusal| match refusal {
             Refusal::Closed => Error::NcClosed { nc },

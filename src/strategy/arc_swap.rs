@@ -58,6 +58,7 @@ pub struct ArcSwapShard {
 
 impl Shard for ArcSwapShard {
     const GLOBAL_MERGE_LOCK: bool = false;
+    type ContextAlign = ();
 
     fn new(config: &ShardConfig) -> Result<Self, Refusal> {
         let mut map = Map::new();

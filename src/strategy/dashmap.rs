@@ -58,6 +58,7 @@ fn internal_shards() -> usize {
 
 impl Shard for DashMapShard {
     const GLOBAL_MERGE_LOCK: bool = false;
+    type ContextAlign = ();
 
     fn new(config: &ShardConfig) -> Result<Self, Refusal> {
         let shards = internal_shards();

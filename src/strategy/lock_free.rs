@@ -47,6 +47,7 @@ impl core::fmt::Debug for LockFreeShard {
 
 impl Shard for LockFreeShard {
     const GLOBAL_MERGE_LOCK: bool = false;
+    type ContextAlign = ();
 
     fn new(config: &ShardConfig) -> Result<Self, Refusal> {
         Ok(LockFreeShard {

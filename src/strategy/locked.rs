@@ -166,6 +166,7 @@ pub struct LockedShard<L> {
 
 impl<L: NcLock> Shard for LockedShard<L> {
     const GLOBAL_MERGE_LOCK: bool = true;
+    type ContextAlign = ();
 
     fn new(config: &ShardConfig) -> Result<Self, Refusal> {
         let mut map = hashbrown::HashMap::new();

@@ -134,6 +134,11 @@ pub(crate) mod imp {
         pub bytes: usize,
     }
 
+    /// A cache line's alignment, as [`Shard::ContextAlign`].
+    #[derive(Debug)]
+    #[repr(align(64))]
+    pub struct LineAligned;
+
     /// One NC's storage under a strategy: the operations the db, the
     /// snapshot merge and the tests are written against, once.
     pub trait Shard: Send + Sync + Sized + 'static {
@@ -141,6 +146,13 @@ pub(crate) mod imp {
         /// the whole-array merge, and an open/close must hold it for write
         /// (the reference protocol).
         const GLOBAL_MERGE_LOCK: bool;
+
+        /// The alignment of the NC's context that holds the shard (its
+        /// first field): [`LineAligned`] for a shard whose first fields are
+        /// the line every hit reads, `()` for the others, whose contexts
+        /// then take no padding for it. (A zero-length array of it sets the
+        /// context's alignment, `crate::nc::NcContext`.)
+        type ContextAlign: Send + Sync + 'static;
 
         /// An empty, open shard, with room for `config.initial_capacity`
         /// entries allocated fallibly: `Err(OutOfMemory)` if it cannot be.

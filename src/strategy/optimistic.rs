@@ -6,7 +6,7 @@
 //! map serves everything else: resolving ids under its shared lock, and
 //! finding conflicts under the NC's writer lock.
 
-use super::imp::{IdSource, Probe, Refusal, Sealed, Shard, ShardConfig, ShardStats};
+use super::imp::{IdSource, LineAligned, Probe, Refusal, Sealed, Shard, ShardConfig, ShardStats};
 use super::parts::{check_cap, compare};
 use super::{Registered, Strategy};
 use crate::raw::{Entry, RawShard};
@@ -36,7 +36,9 @@ impl Strategy for OptimisticStrategy {
 
 impl Sealed for OptimisticStrategy {}
 
-/// The shard (its byte cap included).
+/// The shard (its byte cap included). `repr(transparent)`: the raw shard's
+/// hot line first, where its NC's context puts a line's start.
+#[repr(transparent)]
 pub struct OptimisticShard {
     raw: RawShard,
 }
@@ -52,13 +54,19 @@ impl core::fmt::Debug for OptimisticShard {
     }
 }
 
-// Two lines: what hits read, and the rest. 256 NCs hold one each. (Loom's
-// atomics are larger.)
+// Two lines with the NC's conflict log: what hits read, starting a line,
+// and the rest. 256 NCs hold one each. (Loom's atomics are larger.)
 #[cfg(not(interner_loom))]
-const _: () = assert!(core::mem::size_of::<OptimisticShard>() <= 128);
+const _: () = {
+    use crate::nc::NcContext;
+    assert!(core::mem::size_of::<NcContext<OptimisticStrategy>>() == 128);
+    assert!(core::mem::align_of::<NcContext<OptimisticStrategy>>() == 64);
+    assert!(core::mem::offset_of!(NcContext<OptimisticStrategy>, shard) == 0);
+};
 
 impl Shard for OptimisticShard {
     const GLOBAL_MERGE_LOCK: bool = false;
+    type ContextAlign = LineAligned;
 
     fn new(config: &ShardConfig) -> Result<Self, Refusal> {
         Ok(OptimisticShard {

@@ -35,10 +35,13 @@ use crate::raw::bytes::{
 };
 use crate::sync::{self, AtomicBool, AtomicPtr, AtomicUsize, Mutex, MutexGuard, Ordering, RwLock};
 
-/// What every hit reads, on a line of its own that misses write to publish
-/// their entry (the log's end), to grow the table (once per several
-/// splits) and to open or close; and the by-id side's pointer, written once.
-#[repr(align(64))]
+/// What every hit reads, one cache line that misses write to publish their
+/// entry (the log's end), to grow the table (once per several splits) and
+/// to open or close; and the by-id side's pointer, written once. It is the
+/// shard's first field (`repr(C)`), and the NC's context, which opens with
+/// the shard, is line-aligned (`crate::nc::NcContext`), so it is a line of
+/// its own there. Not aligned itself: that would round the shard up to two
+/// whole lines, and its context, with the conflict log, to three.
 struct Hot {
     table: Table,
     log: Log,
@@ -64,6 +67,8 @@ struct Writer {
 }
 
 /// One NC's lock-free shard: acquire-only hits, everything else under a lock.
+/// `repr(C)`: [`Hot`] first.
+#[repr(C)]
 pub(crate) struct RawShard {
     hot: Hot,
     writer: Mutex<Option<Box<Writer>>>,
@@ -71,8 +76,7 @@ pub(crate) struct RawShard {
     bytes: AtomicUsize,
     capacity: usize,
     /// The NC's cap on bytes of string data, which the strategy checks. Kept
-    /// here, in what would be padding, so that the strategy's shard stays
-    /// two lines.
+    /// here: the shard and its NC's conflict log still fit two lines.
     byte_cap: usize,
 }
 
