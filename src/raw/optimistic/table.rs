@@ -67,11 +67,12 @@ pub(super) const SEGMENT_BUCKETS: usize = 64;
 pub(super) const SEGMENT_BUCKETS: usize = 1;
 
 /// Entries per bucket, on average, before a split. One in loom models, so
-/// that every insert past the first splits. Six of seven slots: with chains
-/// compacted on splits, 5 cost 1.6 bytes an entry more at 10^5 entries
-/// and no fewer instructions or cache misses a hit (`docs/history.md`).
+/// that every insert past the first splits. Seven, a bucket's slots: with
+/// chains compacted on splits, 6 cost 0.7 to 0.8 bytes an entry more at
+/// 10^4 and 10^5 entries, and 5 another 1.6, for under 1% fewer
+/// instructions or cache misses a hit (`docs/history.md`).
 #[cfg(not(interner_loom))]
-pub(crate) const LOAD: usize = 6;
+pub(crate) const LOAD: usize = 7;
 #[cfg(interner_loom)]
 pub(crate) const LOAD: usize = 1;
 
