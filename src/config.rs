@@ -64,7 +64,10 @@ impl Config {
     }
 
     /// Entries each shard can hold before it first grows, allocated up front
-    /// for every NC. A capacity the allocator refuses (or, for the optimistic
+    /// for every NC (after a [`reset`](crate::InternedStringDb::reset), at
+    /// each NC's next write). With the default, 0, an NC's context is made
+    /// by its first write, and an NC never written to costs a pointer. A
+    /// capacity the allocator refuses (or, for the optimistic
     /// strategy, past 5 × 2^31 entries, its largest index) is
     /// [`Error::ConfigTooLarge`](crate::Error::ConfigTooLarge) from
     /// [`try_with_config`](crate::InternedStringDb::try_with_config): never clamped,

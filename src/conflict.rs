@@ -189,11 +189,6 @@ impl ConflictLog {
     pub(crate) fn dropped(&self) -> u64 {
         sync::lock(&self.inner).as_ref().map_or(0, |c| c.dropped)
     }
-
-    /// Forgets every conflict, and the dropped count.
-    pub(crate) fn clear(&mut self) {
-        *sync::lock(&self.inner) = None;
-    }
 }
 
 #[cfg(all(test, target_pointer_width = "64"))]

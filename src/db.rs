@@ -7,7 +7,7 @@ use crate::config::Config;
 use crate::conflict::Conflict;
 use crate::error::{BatchError, Error};
 use crate::id::get_id;
-use crate::nc::{self, NcContext};
+use crate::nc::{self, NcContext, NcSlot};
 use crate::snapshot::{Builder, Cursor, Snapshot};
 use crate::strategy::imp::{IdSource, Probe, Refusal, Shard};
 use crate::strategy::{DefaultStrategy, Registered, Strategy};
@@ -19,7 +19,8 @@ use crate::sync::{self, RwLock};
 /// All methods take `&self` and may be called from any number of threads,
 /// except [`reset`](Self::reset), which needs exclusive access.
 pub struct InternedStringDb<S: Strategy = DefaultStrategy> {
-    contexts: Box<[NcContext<S>]>,
+    /// Each NC's context, made by the first call that writes to it.
+    contexts: Box<[NcSlot<S>]>,
     /// The reference's `GLOBAL_LOCK`: read across the whole-array merge,
     /// write to open or close an NC. Used only by strategies that follow the
     /// reference protocol (`GLOBAL_MERGE_LOCK`).
@@ -80,11 +81,17 @@ impl<S: Strategy> InternedStringDb<S> {
     /// ));
     /// ```
     ///
+    /// An NC's context is made by the first call that writes to it, so a db
+    /// whose NCs see no strings holds a pointer per NC; with an
+    /// [`initial_capacity`](Config::initial_capacity) above 0, every NC's
+    /// context and first table are made here, so that a capacity the
+    /// machine cannot hold is refused now.
+    ///
     /// # Errors
     ///
-    /// [`Error::ZeroNcs`]; [`Error::ConfigTooLarge`] if the NCs' contexts
-    /// or their first tables (`initial_capacity` entries each) cannot be
-    /// allocated.
+    /// [`Error::ZeroNcs`]; [`Error::ConfigTooLarge`] if the NCs' slots, or
+    /// with an initial capacity their contexts and first tables
+    /// (`initial_capacity` entries each), cannot be allocated.
     pub fn try_with_config(config: Config) -> Result<Self, Error> {
         if config.ncs == 0 {
             return Err(Error::ZeroNcs);
@@ -97,17 +104,20 @@ impl<S: Strategy> InternedStringDb<S> {
         contexts
             .try_reserve_exact(config.ncs)
             .map_err(|_| too_large())?;
-        let shard_config = config.shard_config();
-        for _ in 0..config.ncs {
-            contexts.push(NcContext::new(&shard_config).map_err(|_| too_large())?);
-        }
-        Ok(InternedStringDb {
+        contexts.extend((0..config.ncs).map(|_| NcSlot::new()));
+        let db = InternedStringDb {
             contexts: contexts.into_boxed_slice(),
             global: RwLock::new(()),
             config,
             generation: sync::unique_generation(),
             _strategy: PhantomData,
-        })
+        };
+        if db.config.initial_capacity > 0 {
+            for nc in 0..db.ncs() {
+                db.made_context(nc).map_err(|_| too_large())?;
+            }
+        }
+        Ok(db)
     }
 
     /// The number of NCs.
@@ -125,11 +135,21 @@ impl<S: Strategy> InternedStringDb<S> {
         S::NAME
     }
 
-    fn context(&self, nc: usize) -> Result<&NcContext<S>, Error> {
-        self.contexts.get(nc).ok_or(Error::NcOutOfRange {
+    /// NC `nc`'s context if it was made (`None`: open and empty).
+    #[inline]
+    fn context(&self, nc: usize) -> Option<&NcContext<S>> {
+        self.contexts.get(nc)?.get()
+    }
+
+    /// NC `nc`'s context, made now if no call made it yet: for the calls
+    /// that write to the NC.
+    fn made_context(&self, nc: usize) -> Result<&NcContext<S>, Error> {
+        let slot = self.contexts.get(nc).ok_or(Error::NcOutOfRange {
             nc,
             ncs: self.contexts.len(),
-        })
+        })?;
+        slot.get_or_try_init(|| NcContext::new(&self.config.shard_config()).ok())
+            .ok_or(Error::OutOfMemory { nc, needed: 0 })
     }
 
     /// The id this db gives `bytes`: [`get_id`] unless a test narrowed it.
@@ -165,7 +185,7 @@ impl<S: Strategy> InternedStringDb<S> {
         // a fast hash, acquire loads and a compare, returning the stored id.
         // Everything else (misses, errors, conflicts, and every call under
         // the reference protocol) goes out of line.
-        let probe = match self.contexts.get(nc) {
+        let probe = match self.context(nc) {
             Some(ctx) => match ctx.shard.find_hit(bytes) {
                 Ok(id) => return Ok(id),
                 Err(probe) => probe,
@@ -231,7 +251,7 @@ impl<S: Strategy> InternedStringDb<S> {
             return Ok(());
         }
         let ctx = self
-            .context(nc)
+            .made_context(nc)
             .map_err(|error| BatchError::At { index: 0, error })?;
         for (step, (names, ids)) in names.chunks(STEP).zip(ids.chunks_mut(STEP)).enumerate() {
             ctx.shard.find_hits(names, ids);
@@ -303,7 +323,7 @@ impl<S: Strategy> InternedStringDb<S> {
         bytes: &[u8],
         register: impl FnOnce(&S::Shard, &dyn Fn(&[u8])) -> Result<Registered, Refusal>,
     ) -> Result<Registered, Error> {
-        let ctx = self.context(nc)?;
+        let ctx = self.made_context(nc)?;
         register(&ctx.shard, &|kept| {
             ctx.conflicts
                 .record(self.config.conflict_budget, nc, id, kept, bytes)
@@ -335,7 +355,7 @@ impl<S: Strategy> InternedStringDb<S> {
     /// lock-free probe does not find is looked up by its id as `resolve`
     /// does, without an exclusive lock.
     pub fn lookup_bytes(&self, nc: usize, bytes: &[u8]) -> Option<u64> {
-        let ctx = self.contexts.get(nc)?;
+        let ctx = self.context(nc)?;
         if let Some(id) = ctx.shard.find_present(bytes) {
             return Some(id);
         }
@@ -355,7 +375,7 @@ impl<S: Strategy> InternedStringDb<S> {
     /// the lock strategies copy them out first, and arc-swap takes a
     /// reference count.
     pub fn with_resolved<R>(&self, nc: usize, id: u64, f: impl FnOnce(&[u8]) -> R) -> Option<R> {
-        self.contexts.get(nc)?.shard.with_entry_unlocked(id, f)
+        self.context(nc)?.shard.with_entry_unlocked(id, f)
     }
 
     /// A copy of the bytes NC `nc`'s shard stores under `id`.
@@ -366,10 +386,9 @@ impl<S: Strategy> InternedStringDb<S> {
     /// The bytes of `id` in the first open NC that holds it: what a
     /// snapshot taken now would map `id` to.
     pub fn resolve_any(&self, id: u64) -> Option<Box<[u8]>> {
-        self.contexts
-            .iter()
-            .filter(|ctx| ctx.shard.is_open())
-            .find_map(|ctx| ctx.shard.with_entry(id, |b| Box::from(b)))
+        nc::made(&self.contexts)
+            .filter(|(_, ctx)| ctx.shard.is_open())
+            .find_map(|(_, ctx)| ctx.shard.with_entry(id, |b| Box::from(b)))
     }
 
     /// Closes NC `nc`: it refuses new strings with [`Error::NcClosed`] and
@@ -378,7 +397,8 @@ impl<S: Strategy> InternedStringDb<S> {
     ///
     /// # Errors
     ///
-    /// [`Error::NcOutOfRange`].
+    /// [`Error::NcOutOfRange`]; [`Error::OutOfMemory`] if the NC saw no
+    /// call before and its context cannot be allocated.
     pub fn close_nc(&self, nc: usize) -> Result<(), Error> {
         self.set_open(nc, false)
     }
@@ -387,13 +407,13 @@ impl<S: Strategy> InternedStringDb<S> {
     ///
     /// # Errors
     ///
-    /// [`Error::NcOutOfRange`].
+    /// As [`close_nc`](Self::close_nc).
     pub fn open_nc(&self, nc: usize) -> Result<(), Error> {
         self.set_open(nc, true)
     }
 
     fn set_open(&self, nc: usize, open: bool) -> Result<(), Error> {
-        let ctx = self.context(nc)?;
+        let ctx = self.made_context(nc)?;
         // Under the reference protocol, opening and closing exclude a merge
         // in progress, so a snapshot sees one consistent set of open NCs.
         let _global = <S::Shard as Shard>::GLOBAL_MERGE_LOCK.then(|| sync::write(&self.global));
@@ -407,37 +427,36 @@ impl<S: Strategy> InternedStringDb<S> {
     ///
     /// [`Error::NcOutOfRange`].
     pub fn is_open(&self, nc: usize) -> Result<bool, Error> {
-        Ok(self.context(nc)?.shard.is_open())
+        if nc >= self.ncs() {
+            return Err(Error::NcOutOfRange {
+                nc,
+                ncs: self.ncs(),
+            });
+        }
+        Ok(self.context(nc).is_none_or(|ctx| ctx.shard.is_open()))
     }
 
     /// The number of entries in NC `nc`'s shard (0 for an NC out of range).
     pub fn nc_len(&self, nc: usize) -> usize {
-        self.contexts
-            .get(nc)
-            .map_or(0, |ctx| ctx.shard.stats().entries)
+        self.context(nc).map_or(0, |ctx| ctx.shard.stats().entries)
     }
 
     /// Bytes of string data stored in NC `nc`'s shard (0 out of range).
     pub fn nc_bytes(&self, nc: usize) -> usize {
-        self.contexts
-            .get(nc)
-            .map_or(0, |ctx| ctx.shard.stats().bytes)
+        self.context(nc).map_or(0, |ctx| ctx.shard.stats().bytes)
     }
 
     /// Entries summed over every shard, open or closed (a string interned on
     /// two NCs counts twice).
     pub fn total_entries(&self) -> usize {
-        self.contexts
-            .iter()
-            .map(|ctx| ctx.shard.stats().entries)
-            .sum()
+        nc::totals(&self.contexts).entries
     }
 
     /// Every conflict recorded in any shard, open or closed, in NC order.
     /// Conflicts between shards are found by [`snapshot`](Self::snapshot).
     pub fn conflicts(&self) -> Vec<Conflict> {
         let mut all = Vec::new();
-        for ctx in self.contexts.iter() {
+        for (_, ctx) in nc::made(&self.contexts) {
             ctx.conflicts.for_each(|c| {
                 all.push(Conflict {
                     id: c.id,
@@ -451,7 +470,9 @@ impl<S: Strategy> InternedStringDb<S> {
 
     /// How many distinct conflicts the shards have recorded.
     pub fn conflict_count(&self) -> usize {
-        self.contexts.iter().map(|ctx| ctx.conflicts.len()).sum()
+        nc::made(&self.contexts)
+            .map(|(_, ctx)| ctx.conflicts.len())
+            .sum()
     }
 
     /// How many conflicts any shard, open or closed, counted without storing
@@ -460,9 +481,8 @@ impl<S: Strategy> InternedStringDb<S> {
     /// [`conflicts`](Self::conflicts) is incomplete: many strings contest
     /// some id, which for names from untrusted input may be deliberate.
     pub fn conflicts_dropped(&self) -> u64 {
-        self.contexts
-            .iter()
-            .map(|ctx| ctx.conflicts.dropped())
+        nc::made(&self.contexts)
+            .map(|(_, ctx)| ctx.conflicts.dropped())
             .sum()
     }
 
@@ -487,7 +507,7 @@ impl<S: Strategy> InternedStringDb<S> {
         let mut builder = Builder::with_capacity(totals.entries, totals.bytes);
         {
             let _global = self.merge_guard();
-            for ctx in self.contexts.iter() {
+            for (_, ctx) in nc::made(&self.contexts) {
                 let visited = ctx
                     .shard
                     .visit_since(0, |id, bytes| builder.push(id, bytes));
@@ -564,11 +584,14 @@ impl<S: Strategy> InternedStringDb<S> {
 
     /// Frees every entry and conflict of every NC and reopens them all.
     /// Exclusive access makes this free of races by construction.
+    ///
+    /// Every NC's context is freed, and made again (with its first table,
+    /// under an [`initial_capacity`](Config::initial_capacity)) by the next
+    /// call that writes to the NC.
     pub fn reset(&mut self) {
         self.generation = sync::unique_generation();
-        for ctx in self.contexts.iter_mut() {
-            ctx.shard.clear();
-            ctx.conflicts.clear();
+        for slot in self.contexts.iter_mut() {
+            drop(slot.take());
         }
     }
 }

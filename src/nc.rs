@@ -1,8 +1,16 @@
 //! One NeuronCore's context: its shard and the conflicts it has seen.
 
 use crate::conflict::ConflictLog;
+use crate::raw::OnceBox;
 use crate::strategy::imp::{Refusal, Shard, ShardConfig, ShardStats};
 use crate::strategy::Strategy;
+
+/// An NC's place in the db: its context, made by the first call that writes
+/// to the NC (an intern, a register, a close or an open), so that an NC
+/// that never sees a string costs the db one pointer, not a context and
+/// whatever its shard allocates up front. Until made, an NC is open and
+/// empty, and every read of it answers so.
+pub(crate) type NcSlot<S> = OnceBox<NcContext<S>>;
 
 /// One NC's slice of the db (the reference's `CONTEXTS[nc]`, less the trace
 /// ring): the shard, whose strategy decides how it is synchronised, and the
@@ -33,12 +41,21 @@ impl<S: Strategy> NcContext<S> {
     }
 }
 
-/// Entries and bytes summed over `contexts`, in one pass (a string held by
-/// two NCs counts twice): what a snapshot or a delta of them is sized from.
-pub(crate) fn totals<S: Strategy>(contexts: &[NcContext<S>]) -> ShardStats {
-    contexts
+/// The contexts made among `slots`, with their NC indexes.
+pub(crate) fn made<S: Strategy>(
+    slots: &[NcSlot<S>],
+) -> impl Iterator<Item = (usize, &NcContext<S>)> {
+    slots
         .iter()
-        .map(|ctx| ctx.shard.stats())
+        .enumerate()
+        .filter_map(|(nc, slot)| Some((nc, slot.get()?)))
+}
+
+/// Entries and bytes summed over `slots`, in one pass (a string held by
+/// two NCs counts twice): what a snapshot or a delta of them is sized from.
+pub(crate) fn totals<S: Strategy>(slots: &[NcSlot<S>]) -> ShardStats {
+    made(slots)
+        .map(|(_, ctx)| ctx.shard.stats())
         .fold(ShardStats::default(), |sum, nc| ShardStats {
             entries: sum.entries + nc.entries,
             bytes: sum.bytes + nc.bytes,

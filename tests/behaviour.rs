@@ -397,6 +397,44 @@ fn closed_nc_is_skipped<S: Strategy>() {
     assert_eq!(snapshot.len(), 3);
 }
 
+/// An NC is made by the first call that writes to it: before that it reads
+/// as open and empty, a close before any string holds, and threads that
+/// race to write first to one NC share one context.
+fn an_nc_is_made_by_its_first_write<S: Strategy>() {
+    let db = db::<S>(4);
+    assert_eq!(db.is_open(2), Ok(true));
+    assert_eq!((db.nc_len(2), db.nc_bytes(2)), (0, 0));
+    assert_eq!(db.lookup(2, "x"), None);
+    assert_eq!(db.resolve(2, get_id(b"x")), None);
+    db.close_nc(2).unwrap();
+    assert_eq!(db.is_open(2), Ok(false));
+    assert_eq!(db.intern(2, "x"), Err(Error::NcClosed { nc: 2 }));
+    db.open_nc(2).unwrap();
+    let mut ids = [0; 2];
+    db.intern_batch(3, &["b0", "b1"], &mut ids).unwrap();
+    assert_eq!(ids, [get_id(b"b0"), get_id(b"b1")]);
+    assert_eq!(db.register(1, 5, b"five"), Ok(Registered::Inserted));
+    assert_eq!(db.resolve(1, 5).as_deref(), Some(&b"five"[..]));
+
+    let names: Vec<String> = (0..64).map(|i| format!("first/{i}")).collect();
+    std::thread::scope(|s| {
+        for t in 0..4 {
+            let (db, names) = (&db, &names);
+            s.spawn(move || {
+                for name in names.iter().cycle().skip(t * 16).take(64) {
+                    assert_eq!(db.intern(0, name), Ok(get_id(name.as_bytes())));
+                }
+            });
+        }
+    });
+    assert_eq!(db.nc_len(0), 64, "one context, every name once");
+    let snapshot = db.snapshot();
+    assert_eq!(snapshot.len(), 64 + 2 + 1);
+    assert!(names
+        .iter()
+        .all(|n| snapshot.get_str(get_id(n.as_bytes())) == Some(n)));
+}
+
 fn lookup_never_inserts<S: Strategy>() {
     let db = db::<S>(2);
     assert_eq!(db.lookup(0, "absent"), None);
@@ -612,6 +650,7 @@ for_each_strategy!(
     real_collision_keeps_the_first_string,
     caller_supplied_id_is_trusted,
     closed_nc_is_skipped,
+    an_nc_is_made_by_its_first_write,
     lookup_never_inserts,
     resolve_by_id,
     with_resolved_callback_may_reenter_the_nc,

@@ -195,7 +195,51 @@ fn snapshot_memory_is_bounded<S: Strategy>() {
     snapshot_is_strings_and_16_bytes_an_entry::<S>();
 }
 
+/// An NC that never sees a call that writes to it costs the db a pointer:
+/// reading it (lookups, resolves, snapshots, deltas) makes nothing, and
+/// the first intern makes that NC's context alone.
+fn an_idle_nc_costs_a_pointer<S: Strategy>() {
+    let _turn = count_this_thread();
+    // What a dependency allocates once per thread (arc-swap's debt node) is
+    // not an NC's.
+    {
+        let warm: InternedStringDb<S> = InternedStringDb::with_config(Config::new().ncs(1));
+        warm.intern(0, "warm-up").unwrap();
+    }
+    let before = live();
+    let db: InternedStringDb<S> = InternedStringDb::with_config(Config::new().ncs(256));
+    let idle = live() - before;
+    assert!(
+        idle as usize <= 256 * size_of::<usize>() + 64,
+        "{}: 256 idle NCs hold {idle} bytes",
+        S::NAME
+    );
+    assert_eq!(db.lookup(9, "absent"), None);
+    assert_eq!(db.resolve(9, 1), None);
+    assert_eq!(db.is_open(9), Ok(true));
+    assert!(db.snapshot().is_empty());
+    let mut cursor = interned_string_db::Cursor::new();
+    assert!(db.delta(&mut cursor).is_empty());
+    drop(cursor);
+    assert_eq!(
+        live() - before,
+        idle,
+        "{}: reading an idle NC made it",
+        S::NAME
+    );
+    db.intern(9, "model/layer_0/tensor_0").unwrap();
+    let one = live() - before - idle;
+    db.intern(10, "model/layer_0/tensor_0").unwrap();
+    assert_eq!(
+        live() - before - idle,
+        2 * one,
+        "{}: an intern makes its own NC's context only",
+        S::NAME
+    );
+}
+
 for_each_strategy!(
+    an_idle_nc_costs_a_pointer,
     drop_and_reset_free_every_byte,
     conflict_log_is_bounded,
     snapshot_memory_is_bounded,

@@ -113,6 +113,34 @@ fn same_and_different<S: Strategy>() {
     });
 }
 
+/// An NC's context is made by the first call that writes to it
+/// (`src/raw/once_box.rs`): one thread interns into an NC no call has
+/// made, the other reads it, then interns too, racing to make it. One
+/// context is made, and a thread that finds it (the reader's load, the
+/// loser's failed swing) sees it whole.
+#[test]
+fn nc_context_races_its_first_writes() {
+    loom::model(|| {
+        let db = db::<OptimisticStrategy>(1);
+        let maker = {
+            let db = Arc::clone(&db);
+            spawn(move || db.intern(0, "a").unwrap())
+        };
+        let other = {
+            let db = Arc::clone(&db);
+            spawn(move || {
+                if let Some(id) = db.lookup(0, "a") {
+                    assert_eq!(id, get_id(b"a"));
+                }
+                db.intern(0, "b").unwrap()
+            })
+        };
+        assert_eq!(maker.join().unwrap(), get_id(b"a"));
+        assert_eq!(other.join().unwrap(), get_id(b"b"));
+        assert_eq!(db.nc_len(0), 2, "one context holds both");
+    });
+}
+
 /// Interns `stored` in one NC, then two threads intern `racing`: one inserts
 /// it while the other probes the index lock-free. Both get its id, exactly
 /// one inserts it, and everything is stored once.
@@ -630,6 +658,9 @@ fn optimistic_close_races_promotion() {
     loom::model(|| {
         let db = db::<OptimisticStrategy>(1);
         let id = get_id(b"p");
+        // The NC's context (line-aligned too) is made by its first write:
+        // before the allocations fail.
+        db.open_nc(0).unwrap();
         FAILED.with(|f| f.set(0));
         ARMED.with(|a| a.set(true));
         let stored = db.register(0, id, b"p");

@@ -10,6 +10,8 @@
 //!   order array (feature `lock-free`);
 //! * [`bytes`]: the fast seeded hash, the short-string compare and the
 //!   prefetch hints that hits use;
+//! * [`once_box`]: a heap value made at most once and read without a lock
+//!   (each NC's context, made by its first write);
 //! * [`alloc`]: fallible allocation, and [`AllocError`], the one way this
 //!   module says that memory ran out.
 //!
@@ -24,11 +26,13 @@ mod alloc;
 mod bytes;
 #[cfg(feature = "lock-free")]
 mod lock_free;
+mod once_box;
 mod optimistic;
 
 pub(crate) use self::bytes::bytes_eq;
 #[cfg(feature = "lock-free")]
 pub(crate) use self::lock_free::{Inserted, RawLockFreeShard};
+pub(crate) use self::once_box::OnceBox;
 pub(crate) use self::optimistic::{Entry, RawShard};
 
 /// Where the optimistic shard's by-bytes index places `bytes` in loom

@@ -2,7 +2,7 @@
 
 use super::{Builder, Snapshot};
 use crate::conflict::Conflict;
-use crate::nc::{self, NcContext};
+use crate::nc::{self, NcSlot};
 use crate::strategy::imp::Shard;
 use crate::strategy::Strategy;
 
@@ -79,7 +79,7 @@ impl Cursor {
     pub(crate) fn delta<S: Strategy, G>(
         &mut self,
         generation: u64,
-        contexts: &[NcContext<S>],
+        contexts: &[NcSlot<S>],
         hold: impl FnOnce() -> G,
     ) -> Snapshot {
         if self.generation != generation || self.places.len() != contexts.len() {
@@ -97,7 +97,8 @@ impl Cursor {
             let Cursor {
                 places, delivered, ..
             } = self;
-            for (nc, (ctx, place)) in contexts.iter().zip(places.iter_mut()).enumerate() {
+            for (nc, ctx) in nc::made(contexts) {
+                let place = &mut places[nc];
                 let walked =
                     ctx.shard
                         .visit_since(place.entries, |id, bytes| match delivered.entry(id) {
@@ -142,9 +143,11 @@ impl Cursor {
             }
         }
         for (id, from, rejected) in contested {
-            let kept = contexts[from]
-                .shard
-                .with_entry(id, |kept| (*kept != *rejected).then(|| Box::from(kept)));
+            // Made: it delivered the id.
+            let kept = contexts[from].get().and_then(|ctx| {
+                ctx.shard
+                    .with_entry(id, |kept| (*kept != *rejected).then(|| Box::from(kept)))
+            });
             if let Some(Some(kept)) = kept {
                 builder.add_conflict(Conflict { id, kept, rejected });
             }

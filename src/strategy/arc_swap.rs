@@ -143,10 +143,4 @@ impl Shard for ArcSwapShard {
             bytes: used,
         }
     }
-
-    fn clear(&mut self) {
-        self.map.store(Arc::new(Map::new()));
-        *sync::lock(&self.writer) = Writer::default();
-        self.open.set(true);
-    }
 }

@@ -137,11 +137,4 @@ impl Shard for DashMapShard {
             bytes: self.bytes.used(),
         }
     }
-
-    fn clear(&mut self) {
-        self.map = DashMap::with_capacity_and_shard_amount(0, internal_shards());
-        *sync::lock(&self.order) = Vec::new();
-        self.bytes.clear();
-        self.open.set(true);
-    }
 }

@@ -112,10 +112,4 @@ impl Shard for LockFreeShard {
             bytes: self.bytes.used(),
         }
     }
-
-    fn clear(&mut self) {
-        self.raw.clear();
-        self.bytes.clear();
-        self.open.set(true);
-    }
 }

@@ -242,12 +242,4 @@ impl<L: NcLock> Shard for LockedShard<L> {
             bytes: table.bytes,
         }
     }
-
-    fn clear(&mut self) {
-        let mut table = self.inner.write();
-        table.map = hashbrown::HashMap::new();
-        table.order = Vec::new();
-        table.bytes = 0;
-        table.open = true;
-    }
 }

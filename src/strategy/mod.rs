@@ -250,8 +250,5 @@ pub(crate) mod imp {
 
         /// Entries and bytes stored.
         fn stats(&self) -> ShardStats;
-
-        /// Frees every entry; the shard is left empty and open.
-        fn clear(&mut self);
     }
 }

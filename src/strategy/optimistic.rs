@@ -178,10 +178,6 @@ impl Shard for OptimisticShard {
             bytes: self.raw.bytes(),
         }
     }
-
-    fn clear(&mut self) {
-        self.raw.clear();
-    }
 }
 
 /// The miss path, out of line so the hit path stays small: take the NC's

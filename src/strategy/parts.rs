@@ -133,9 +133,4 @@ impl ByteBudget {
     pub(crate) fn cap(&self) -> usize {
         self.cap
     }
-
-    /// Nothing used.
-    pub(crate) fn clear(&mut self) {
-        self.used.store(0, Ordering::Relaxed);
-    }
 }

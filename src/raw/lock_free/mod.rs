@@ -107,13 +107,6 @@ impl RawLockFreeShard {
     pub(crate) fn len(&self) -> usize {
         self.len.load(Ordering::Relaxed)
     }
-
-    /// Frees every entry; keeps the first table, emptied.
-    pub(crate) fn clear(&mut self) {
-        self.tables.clear();
-        self.order.clear();
-        self.len.store(0, Ordering::Relaxed);
-    }
 }
 
 #[cfg(all(test, not(interner_loom)))]
@@ -169,21 +162,6 @@ mod tests {
         for i in 0..MANY as u64 {
             assert_eq!(shard.find(i << 40), Some(&b"v"[..]));
         }
-    }
-
-    #[test]
-    fn clear_frees_and_empties() {
-        let mut shard = RawLockFreeShard::try_new(4).unwrap();
-        for i in 0..MANY {
-            shard.insert(i as u64, &name(i)).unwrap();
-        }
-        shard.clear();
-        assert_eq!(shard.len(), 0);
-        assert_eq!(shard.find(1), None);
-        assert_eq!(entries(&shard, 0), (vec![], 0));
-        shard.insert(7, b"again").unwrap();
-        assert_eq!(shard.find(7), Some(&b"again"[..]));
-        assert_eq!(entries(&shard, 0).0, vec![(7, b"again".to_vec())]);
     }
 
     /// Threads race to insert the same and different ids while the table

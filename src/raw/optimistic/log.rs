@@ -371,13 +371,6 @@ impl Log {
         writer.tail = None;
         Ok(slab)
     }
-
-    /// Forgets every record; the slabs and directories go with the
-    /// [`LogWriter`], which the caller replaces.
-    pub(crate) fn clear(&mut self) {
-        self.dir.store(core::ptr::null_mut(), Ordering::Relaxed);
-        self.published.store(0, Ordering::Relaxed);
-    }
 }
 
 impl Drop for LogWriter {

@@ -301,33 +301,18 @@ impl RawShard {
         // store); freed only through `&mut self`.
         Some(unsafe { side.as_ref() })
     }
+}
 
-    /// Frees the by-id side, if made.
-    fn free_id_side(&mut self) {
+impl Drop for RawShard {
+    /// Frees the by-id side, if made (the writer, with every slab, segment
+    /// and directory, drops with its field).
+    fn drop(&mut self) {
         let side = self.hot.ids.swap(core::ptr::null_mut(), Ordering::Relaxed);
         if !side.is_null() {
             // SAFETY: made by `Box::into_raw`; `&mut self`: no reader holds
             // a reference to it.
             drop(unsafe { Box::from_raw(side) });
         }
-    }
-
-    /// Frees every entry; the shard is left empty and open.
-    pub(crate) fn clear(&mut self) {
-        self.hot.table.clear();
-        self.hot.log.clear();
-        self.hot.open.store(true, Ordering::Relaxed);
-        // Drops the writer: every slab, segment and retired directory.
-        *sync::lock(&self.writer) = None;
-        self.free_id_side();
-        self.entries.store(0, Ordering::Relaxed);
-        self.bytes.store(0, Ordering::Relaxed);
-    }
-}
-
-impl Drop for RawShard {
-    fn drop(&mut self) {
-        self.free_id_side();
     }
 }
 

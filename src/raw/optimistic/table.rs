@@ -432,13 +432,6 @@ impl Table {
         // Publishes the new bucket and the word in it.
         last.next.store(overflow.as_ptr(), Ordering::Release);
     }
-
-    /// Forgets every word; the blocks, directories included, go with the
-    /// [`TableWriter`], which the caller replaces.
-    pub(crate) fn clear(&mut self) {
-        self.dir.store(ptr::null_mut(), Ordering::Relaxed);
-        self.shape.store(0, Ordering::Relaxed);
-    }
 }
 
 #[cfg(all(test, not(interner_loom)))]
