@@ -36,6 +36,7 @@
 use super::id_table::{IdTable, BATCH};
 use super::log::{Log, Ref};
 use crate::raw::alloc::{try_boxed_slice, AllocError};
+use crate::raw::bytes::prefetch;
 use crate::sync::{self, RwLock};
 
 /// Map slots per 64-bit filter word: 4 bits a slot.
@@ -136,6 +137,17 @@ impl IdFilter {
         self.pending += 1;
     }
 
+    /// Fetches the filter's word for `hash`, to [`set`](Self::set) soon.
+    #[inline]
+    fn prefetch(&self, hash: u64) {
+        prefetch(
+            self.words
+                .as_ptr()
+                .wrapping_add(hash as usize & (self.words.len() - 1))
+                .cast(),
+        );
+    }
+
     /// Sets the filter's bits for `hash`.
     #[inline]
     fn set(&mut self, hash: u64) {
@@ -191,17 +203,25 @@ pub(super) fn rebuilt(
     };
     let mut batch = [(0, Ref::default()); BATCH];
     let mut batched = 0;
+    // The filter's words and the map's groups are fetched a batch ahead of
+    // their writes, so that their cache misses overlap.
+    let flush = |filter: &mut IdFilter, map: &mut IdTable, batch: &[(u64, Ref)]| {
+        for &(hash, _) in batch {
+            filter.set(hash);
+        }
+        map_in(map, batch);
+    };
     let synced = log.walk_from(Ref::default(), |at, entry| {
         let hash = hash_of(entry.id());
-        filter.set(hash);
+        filter.prefetch(hash);
         batch[batched] = (hash, at);
         batched += 1;
         if batched == BATCH {
-            map_in(&mut map, &batch);
+            flush(&mut filter, &mut map, &batch);
             batched = 0;
         }
     });
-    map_in(&mut map, &batch[..batched]);
+    flush(&mut filter, &mut map, &batch[..batched]);
     debug_assert_eq!(map.len(), entries, "every entry, once");
     Ok((filter, IdMap { map, synced }))
 }
