@@ -141,14 +141,19 @@ impl<S: Strategy> InternedStringDb<S> {
         self.contexts.get(nc)?.get()
     }
 
+    /// NC `nc`'s slot, or why there is none.
+    fn slot(&self, nc: usize) -> Result<&NcSlot<S>, Error> {
+        self.contexts.get(nc).ok_or(Error::NcOutOfRange {
+            nc,
+            ncs: self.contexts.len(),
+        })
+    }
+
     /// NC `nc`'s context, made now if no call made it yet: for the calls
     /// that write to the NC.
     fn made_context(&self, nc: usize) -> Result<&NcContext<S>, Error> {
-        let slot = self.contexts.get(nc).ok_or(Error::NcOutOfRange {
-            nc,
-            ncs: self.contexts.len(),
-        })?;
-        slot.get_or_try_init(|| NcContext::new(&self.config.shard_config()).ok())
+        self.slot(nc)?
+            .get_or_try_init(|| NcContext::new(&self.config.shard_config()).ok())
             .ok_or(Error::OutOfMemory { nc, needed: 0 })
     }
 
@@ -427,13 +432,7 @@ impl<S: Strategy> InternedStringDb<S> {
     ///
     /// [`Error::NcOutOfRange`].
     pub fn is_open(&self, nc: usize) -> Result<bool, Error> {
-        if nc >= self.ncs() {
-            return Err(Error::NcOutOfRange {
-                nc,
-                ncs: self.ncs(),
-            });
-        }
-        Ok(self.context(nc).is_none_or(|ctx| ctx.shard.is_open()))
+        Ok(self.slot(nc)?.get().is_none_or(|ctx| ctx.shard.is_open()))
     }
 
     /// The number of entries in NC `nc`'s shard (0 for an NC out of range).
