@@ -136,7 +136,11 @@
 //! (it compares every byte) and computes no SipHash; with names that do not
 //! fit in cache those two reads are cache misses, which
 //! [`intern_batch`](InternedStringDb::intern_batch) overlaps across names.
-//! `docs/benchmarks.md` has the measured figures, peers side by side, and
+//! A miss takes the NC's lock, so threads that insert new names into one NC
+//! wait for each other; give them NCs of their own where they can. Memory
+//! beyond the strings is about 29 to 31 bytes an entry, and an NC that no
+//! call ever wrote to costs a pointer (its context is made by its first
+//! write). `docs/benchmarks.md` has the measured figures, peers side by side, and
 //! how to measure on your machine (`cargo bench`, and the contention harness
 //! `cargo run --release -p perf`). Per-thread contention is counted
 //! in-process ([`contention`]).
