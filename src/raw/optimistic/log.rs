@@ -162,6 +162,66 @@ unsafe fn slab_entry<'d>(dir: NonNull<SlabEntry>, slab: usize) -> &'d SlabEntry 
     unsafe { dir.add(slab).as_ref() }
 }
 
+/// A log's slab directory as loaded once ([`Log::slabs`]): it holds the
+/// slab of every record whose publication was acquired before it was
+/// loaded.
+#[derive(Clone, Copy)]
+pub(crate) struct Slabs<'l> {
+    dir: NonNull<SlabEntry>,
+    _log: core::marker::PhantomData<&'l Log>,
+}
+
+impl<'l> Slabs<'l> {
+    /// The start of the record at `at`, without reading it.
+    ///
+    /// # Safety
+    ///
+    /// As [`entry`](Self::entry)'s.
+    #[inline]
+    unsafe fn start(self, at: Ref) -> (NonNull<u8>, &'l SlabEntry) {
+        // SAFETY: the record's slab was opened before its publication, which
+        // the caller acquired before this directory was loaded: the
+        // directory has its entry, and lives as long as the log is borrowed.
+        let slab = unsafe { slab_entry(self.dir, at.slab()) };
+        let base = slab.base.load(Ordering::Relaxed);
+        // SAFETY: the slab holds the record at that offset (the caller's
+        // contract); the pointer keeps the slab's provenance.
+        (
+            unsafe { NonNull::new_unchecked(base.add(at.offset())) },
+            slab,
+        )
+    }
+
+    /// The address of the record at `at`, to prefetch.
+    ///
+    /// # Safety
+    ///
+    /// As [`entry`](Self::entry)'s.
+    #[inline]
+    pub(crate) unsafe fn record_addr(self, at: Ref) -> *const u8 {
+        // SAFETY: the caller's contract.
+        unsafe { self.start(at) }.0.as_ptr().cast_const()
+    }
+
+    /// The record at `at`.
+    ///
+    /// # Safety
+    ///
+    /// `at` must name a record of this log whose publication the caller
+    /// acquired before it loaded this directory (it read a slot or a
+    /// position stored with release after the record was written), or the
+    /// caller is the writer.
+    #[inline]
+    pub(crate) unsafe fn entry(self, at: Ref) -> Entry<'l> {
+        // SAFETY: the caller's contract.
+        let (start, slab) = unsafe { self.start(at) };
+        slab.witnesses.read(at.offset());
+        // SAFETY: a complete, immutable record starts there, and lives
+        // until `&mut Log` (the caller's contract and the module's protocol).
+        unsafe { Entry::at(start) }
+    }
+}
+
 /// A slab, owned by the writer.
 struct Slab {
     block: RawBlock,
@@ -224,30 +284,18 @@ impl Log {
     /// record was written), or the caller is the writer.
     #[inline]
     pub(crate) unsafe fn entry(&self, at: Ref) -> Entry<'_> {
-        let dir = self.dir().expect("a published record has a directory");
-        // SAFETY: the caller acquired the record's publication, which
-        // followed its slab's; the directory was loaded after.
-        let slab = unsafe { slab_entry(dir, at.slab()) };
-        slab.witnesses.read(at.offset());
-        let base = slab.base.load(Ordering::Relaxed);
-        // SAFETY: the slab holds the record at that offset, complete and
-        // immutable, and lives until `&mut Log` (the caller's contract and
-        // the module's protocol). The pointer keeps the slab's provenance.
-        unsafe { Entry::at(NonNull::new_unchecked(base.add(at.offset()))) }
+        let slabs = self.slabs().expect("a published record has a directory");
+        // SAFETY: the caller's contract; the directory was loaded just now.
+        unsafe { slabs.entry(at) }
     }
 
-    /// The address of the record at `at`, to prefetch: computed from the
-    /// directory without reading the record.
+    /// The slab directory as loaded now (acquire), for many records, if the
+    /// log has one.
     #[inline]
-    pub(crate) fn record_addr(&self, at: Ref) -> *const u8 {
-        self.dir().map_or(core::ptr::null(), |dir| {
-            // SAFETY: `at` came from a slot word loaded with acquire, so its
-            // slab is in the directory loaded after it.
-            unsafe { slab_entry(dir, at.slab()) }
-                .base
-                .load(Ordering::Relaxed)
-                .wrapping_add(at.offset())
-                .cast_const()
+    pub(crate) fn slabs(&self) -> Option<Slabs<'_>> {
+        Some(Slabs {
+            dir: self.dir()?,
+            _log: core::marker::PhantomData,
         })
     }
 

@@ -23,6 +23,8 @@
 //! NC that never sees a string costs one cache line of hot fields and a few
 //! words of cold ones.
 
+use core::ptr;
+
 use super::blocks::TableWriter;
 use super::by_id::{rebuilt, IdFilter, IdMap, IdSide};
 use super::log::{Log, LogWriter, Ref};
@@ -182,7 +184,10 @@ impl RawShard {
     /// The id found by [`find_by_bytes`](Self::find_by_bytes) for each of
     /// `names`, or `0`, into `ids` (of the same length). Pipelined so that
     /// the cache misses of a batch overlap: hash every name and prefetch its
-    /// bucket, then prefetch every candidate record, then probe and compare.
+    /// bucket, then read the buckets and prefetch every candidate record,
+    /// then compare. The table's shape and directory are loaded once a
+    /// step, and the log's slab directory once after its buckets are read:
+    /// each lookup of a step uses them, where a lookup alone loads its own.
     pub(crate) fn find_ids_by_bytes<B: AsRef<[u8]>>(&self, names: &[B], ids: &mut [u64]) {
         const STEP: usize = 32;
         let mut hashes = [0u64; STEP];
@@ -194,31 +199,39 @@ impl RawShard {
             for name in names {
                 prefetch_span(name.as_ref());
             }
-            let buckets = table.bucket_addrs();
+            let Some(buckets) = table.buckets() else {
+                // No index yet: nothing to find.
+                ids.fill(0);
+                continue;
+            };
+            let hashes = &mut hashes[..names.len()];
             for (hash, name) in hashes.iter_mut().zip(names) {
                 *hash = self.bytes_hash(name.as_ref());
-                if let Some(buckets) = buckets {
-                    prefetch(buckets.of(*hash));
-                }
+                prefetch(ptr::from_ref(buckets.first(*hash)).cast());
             }
-            for (candidate, &hash) in candidates.iter_mut().zip(&hashes[..names.len()]) {
-                *candidate = table.first_candidate(hash);
-                if let Some(at) = *candidate {
-                    // A record of a typical name (a header and 70 bytes)
-                    // mostly spans two lines.
-                    let record = log.record_addr(at);
-                    prefetch(record);
-                    prefetch(record.wrapping_add(CACHE_LINE));
-                }
+            for (candidate, &hash) in candidates.iter_mut().zip(&*hashes) {
+                *candidate = Table::first_candidate(buckets.first(hash), hash);
+            }
+            let candidates = &candidates[..names.len()];
+            // Loaded after the slot words above were acquired: it holds
+            // their records' slabs. (Absent only if no record is.)
+            let slabs = log.slabs();
+            for &at in candidates.iter().flatten() {
+                // SAFETY: a ref from a slot word loaded with acquire (in
+                // `first_candidate`) before `slabs` was loaded.
+                let record = unsafe { slabs.expect("a published record").record_addr(at) };
+                // A record of a typical name (a header and 70 bytes)
+                // mostly spans two lines.
+                prefetch(record);
+                prefetch(record.wrapping_add(CACHE_LINE));
             }
             for (((id, name), &hash), &candidate) in
-                ids.iter_mut().zip(names).zip(&hashes).zip(&candidates)
+                ids.iter_mut().zip(names).zip(&*hashes).zip(candidates)
             {
                 let name = name.as_ref();
-                // SAFETY: a ref from a slot word loaded with acquire (in
-                // `first_candidate`), as in `find_by_hash`.
+                // SAFETY: as above.
                 let entry = candidate
-                    .map(|at| unsafe { log.entry(at) })
+                    .map(|at| unsafe { slabs.expect("a published record").entry(at) })
                     .filter(|entry| bytes_eq(entry.bytes(), name))
                     .or_else(|| self.find_by_hash(hash, name));
                 *id = entry.map_or(0, Entry::id);

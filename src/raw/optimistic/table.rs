@@ -184,24 +184,25 @@ impl Shape {
     }
 }
 
-/// A table's shape and directory as loaded once ([`Table::bucket_addrs`]):
-/// the addresses of the first buckets that lookups of many hashes read, to
-/// prefetch. A hint: the table may grow meanwhile, and each lookup loads
-/// both again.
+/// A table's shape and directory as loaded once ([`Table::buckets`]): the
+/// first buckets that lookups of many hashes read. The table may grow
+/// meanwhile: a split may have moved a key out of the bucket this names
+/// for it (a false miss, as in [`Table::find`]), never anything wrong into
+/// it.
 #[derive(Clone, Copy)]
-pub(crate) struct BucketAddrs<'t> {
+pub(crate) struct Buckets<'t> {
     shape: Shape,
     dir: NonNull<AtomicPtr<Bucket>>,
     _table: core::marker::PhantomData<&'t Table>,
 }
 
-impl BucketAddrs<'_> {
-    /// The address of the first bucket a lookup of `hash` reads.
+impl<'t> Buckets<'t> {
+    /// The first bucket a lookup of `hash` reads, under this shape.
     #[inline]
-    pub(crate) fn of(self, hash: u64) -> *const u8 {
+    pub(crate) fn first(self, hash: u64) -> &'t Bucket {
         // The directory was acquired after the shape (`Table::bucket`'s
         // contract) and lives while the table is borrowed.
-        ptr::from_ref(Table::bucket(self.dir, self.shape.bucket_of(hash))).cast()
+        Table::bucket(self.dir, self.shape.bucket_of(hash))
     }
 }
 
@@ -253,15 +254,20 @@ impl Table {
     /// returns something: [`find`](Self::find) for a caller that reads the
     /// record anyway and keeps what it read.
     #[inline]
-    pub(crate) fn find_map<T>(
-        &self,
+    pub(crate) fn find_map<T>(&self, hash: u64, key_of: impl FnMut(Ref) -> Option<T>) -> Option<T> {
+        let first = self.buckets()?.first(hash);
+        Self::find_map_from(first, hash, key_of)
+    }
+
+    /// [`find_map`](Self::find_map) from `first`, the first bucket of
+    /// `hash` under a shape loaded earlier ([`Buckets::first`]).
+    #[inline]
+    pub(crate) fn find_map_from<T>(
+        first: &Bucket,
         hash: u64,
         mut key_of: impl FnMut(Ref) -> Option<T>,
     ) -> Option<T> {
-        let shape = Shape::unpack(self.shape.load(Ordering::Acquire));
-        // A published directory is complete and lives until `&mut`.
-        let dir = NonNull::new(self.dir.load(Ordering::Acquire))?;
-        let mut bucket = Self::bucket(dir, shape.bucket_of(hash));
+        let mut bucket = first;
         loop {
             // Every slot's tag is compared before any record is read, into
             // a mask without branches: a branch per slot would mispredict
@@ -289,26 +295,22 @@ impl Table {
         }
     }
 
-    /// The ref in the first slot word that may hold the key of hash `hash`:
-    /// what a lookup will most likely compare, to prefetch.
+    /// The ref in the first slot word from `first` on (the first bucket of
+    /// `hash`, [`Buckets::first`]) that may hold the key of hash `hash`:
+    /// what a lookup will most likely compare.
     #[inline]
-    pub(crate) fn first_candidate(&self, hash: u64) -> Option<Ref> {
-        let mut found = None;
-        self.find(hash, |at| {
-            found = Some(at);
-            true
-        });
-        found
+    pub(crate) fn first_candidate(first: &Bucket, hash: u64) -> Option<Ref> {
+        Self::find_map_from(first, hash, Some)
     }
 
-    /// The table's shape and directory, loaded once for the addresses of
-    /// many first buckets to prefetch, if the table has them.
+    /// The table's shape and directory, loaded once, if the table has them:
+    /// for many lookups, or one.
     #[inline]
-    pub(crate) fn bucket_addrs(&self) -> Option<BucketAddrs<'_>> {
+    pub(crate) fn buckets(&self) -> Option<Buckets<'_>> {
         let shape = Shape::unpack(self.shape.load(Ordering::Acquire));
-        // As in `find`.
+        // A published directory is complete and lives until `&mut`.
         let dir = NonNull::new(self.dir.load(Ordering::Acquire))?;
-        Some(BucketAddrs {
+        Some(Buckets {
             shape,
             dir,
             _table: core::marker::PhantomData,
