@@ -36,7 +36,7 @@ use core::ptr::NonNull;
 use super::record::{self, Entry};
 use super::witness::{Link, Witnesses};
 use crate::raw::alloc::{AllocError, RawBlock};
-use crate::raw::bytes::prefetch;
+use crate::raw::bytes::{prefetch, CACHE_LINE};
 use crate::sync::{AtomicPtr, AtomicU32, AtomicUsize, Ordering};
 
 /// The size of a slab. Small in loom models, so that they cross slabs.
@@ -48,7 +48,7 @@ pub(crate) const SLAB_BYTES: usize = 40;
 /// How far ahead of the record it reads a walk prefetches: about a dozen
 /// records (4 lines ahead measured 3% faster misses than none, 16 lines 6%,
 /// 32 lines no better than 16: `docs/history.md`).
-const WALK_AHEAD: usize = 16 * 64;
+const WALK_AHEAD: usize = 16 * CACHE_LINE;
 
 /// Bits of a [`Ref`] that hold the offset in the slab.
 const OFFSET_BITS: u32 = 14;

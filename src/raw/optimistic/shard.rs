@@ -191,6 +191,7 @@ impl RawShard {
     pub(crate) fn find_ids_by_bytes<B: AsRef<[u8]>>(&self, names: &[B], ids: &mut [u64]) {
         const STEP: usize = 32;
         let mut hashes = [0u64; STEP];
+        let mut firsts = [None; STEP];
         let mut candidates = [None; STEP];
         let (table, log) = (&self.hot.table, &self.hot.log);
         for (names, ids) in names.chunks(STEP).zip(ids.chunks_mut(STEP)) {
@@ -205,12 +206,14 @@ impl RawShard {
                 continue;
             };
             let hashes = &mut hashes[..names.len()];
-            for (hash, name) in hashes.iter_mut().zip(names) {
+            for ((hash, first), name) in hashes.iter_mut().zip(&mut firsts).zip(names) {
                 *hash = self.bytes_hash(name.as_ref());
-                prefetch(ptr::from_ref(buckets.first(*hash)).cast());
+                let bucket = buckets.first(*hash);
+                prefetch(ptr::from_ref(bucket).cast());
+                *first = Some(bucket);
             }
-            for (candidate, &hash) in candidates.iter_mut().zip(&*hashes) {
-                *candidate = Table::first_candidate(buckets.first(hash), hash);
+            for ((candidate, &hash), first) in candidates.iter_mut().zip(&*hashes).zip(firsts) {
+                *candidate = first.and_then(|bucket| Table::first_candidate(bucket, hash));
             }
             let candidates = &candidates[..names.len()];
             // Loaded after the slot words above were acquired: it holds
