@@ -123,7 +123,7 @@ impl IdFilter {
             return false;
         }
         let bits = filter_bits(hash);
-        self.words[hash as usize & (self.words.len() - 1)] & bits == bits
+        self.words[self.word_of(hash)] & bits == bits
     }
 
     /// Records the entry just appended to the log at `at`, of id hash
@@ -137,23 +137,24 @@ impl IdFilter {
         self.pending += 1;
     }
 
+    /// The index of the word that holds `hash`'s bits (the filter has
+    /// words: a power of two of them).
+    #[inline]
+    fn word_of(&self, hash: u64) -> usize {
+        hash as usize & (self.words.len() - 1)
+    }
+
     /// Fetches the filter's word for `hash`, to [`set`](Self::set) soon.
     #[inline]
     fn prefetch(&self, hash: u64) {
-        prefetch(
-            self.words
-                .as_ptr()
-                .wrapping_add(hash as usize & (self.words.len() - 1))
-                .cast(),
-        );
+        prefetch(self.words.as_ptr().wrapping_add(self.word_of(hash)).cast());
     }
 
     /// Sets the filter's bits for `hash`.
     #[inline]
     fn set(&mut self, hash: u64) {
         debug_assert!(!self.words.is_empty());
-        let len = self.words.len();
-        self.words[hash as usize & (len - 1)] |= filter_bits(hash);
+        self.words[self.word_of(hash)] |= filter_bits(hash);
     }
 
     /// Whether the map lacks as many entries as it may:
