@@ -5,7 +5,7 @@ use core::marker::PhantomData;
 
 use crate::config::Config;
 use crate::conflict::Conflict;
-use crate::error::{BatchError, Error};
+use crate::error::Error;
 use crate::id::get_id;
 use crate::nc::{self, NcContext, NcSlot};
 use crate::snapshot::{Builder, Cursor, Snapshot};
@@ -151,7 +151,7 @@ impl<S: Strategy> InternedStringDb<S> {
 
     /// NC `nc`'s context, made now if no call made it yet: for the calls
     /// that write to the NC.
-    fn made_context(&self, nc: usize) -> Result<&NcContext<S>, Error> {
+    pub(crate) fn made_context(&self, nc: usize) -> Result<&NcContext<S>, Error> {
         self.slot(nc)?
             .get_or_try_init(|| NcContext::new(&self.config.shard_config()).ok())
             .ok_or(Error::OutOfMemory { nc, needed: 0 })
@@ -213,67 +213,6 @@ impl<S: Strategy> InternedStringDb<S> {
         .map(|_| id)
     }
 
-    /// Interns every name of `names` into NC `nc`, in order, writing their
-    /// ids to `ids`: the same ids and effects as calling
-    /// [`intern_bytes`](Self::intern_bytes) on each name in turn, but the
-    /// lookups of a batch are pipelined so that their cache misses overlap
-    /// (for the optimistic strategy: every name hashed and its bucket
-    /// prefetched, then every candidate entry prefetched, then the compares).
-    /// Takes `&[&str]`, `&[&[u8]]`, `&[String]`, ...
-    ///
-    /// ```
-    /// use interned_string_db::{get_id, InternedStringDb};
-    /// let db = InternedStringDb::new();
-    /// let names = ["span/forward", "span/backward", "span/forward"];
-    /// let mut ids = [0; 3];
-    /// db.intern_batch(0, &names, &mut ids).unwrap();
-    /// assert_eq!(ids, names.map(|n| get_id(n.as_bytes())));
-    /// ```
-    ///
-    /// # Errors
-    ///
-    /// [`BatchError::LengthMismatch`] if `ids` is not as long as `names`
-    /// (nothing is interned); [`BatchError::At`] with the index of the first
-    /// name that failed and why (as [`intern`](Self::intern) fails): the
-    /// names before it are interned and `ids[..index]` written; `ids[index..]`
-    /// may hold anything.
-    pub fn intern_batch<B: AsRef<[u8]>>(
-        &self,
-        nc: usize,
-        names: &[B],
-        ids: &mut [u64],
-    ) -> Result<(), BatchError> {
-        /// Names looked up together: enough to overlap many misses, few
-        /// enough that the batch's lines stay in L1.
-        const STEP: usize = 64;
-        if names.len() != ids.len() {
-            return Err(BatchError::LengthMismatch {
-                names: names.len(),
-                ids: ids.len(),
-            });
-        }
-        if names.is_empty() {
-            return Ok(());
-        }
-        let ctx = self
-            .made_context(nc)
-            .map_err(|error| BatchError::At { index: 0, error })?;
-        for (step, (names, ids)) in names.chunks(STEP).zip(ids.chunks_mut(STEP)).enumerate() {
-            ctx.shard.find_hits(names, ids);
-            for (i, (name, id)) in names.iter().zip(ids.iter_mut()).enumerate() {
-                if *id == 0 {
-                    *id = self
-                        .intern_slow(nc, name.as_ref(), Probe::NONE)
-                        .map_err(|error| BatchError::At {
-                            index: step * STEP + i,
-                            error,
-                        })?;
-                }
-            }
-        }
-        Ok(())
-    }
-
     /// [`intern_bytes`](Self::intern_bytes), also saying whether the bytes
     /// were inserted, already present, or in conflict.
     pub fn intern_with_outcome(&self, nc: usize, bytes: &[u8]) -> Result<(u64, Registered), Error> {
@@ -333,19 +272,7 @@ impl<S: Strategy> InternedStringDb<S> {
             ctx.conflicts
                 .record(self.config.conflict_budget, nc, id, kept, bytes)
         })
-        .map_err(|refusal| match refusal {
-            Refusal::Closed => Error::NcClosed { nc },
-            Refusal::CapReached { used, cap } => Error::CapReached {
-                nc,
-                cap,
-                used,
-                needed: bytes.len(),
-            },
-            Refusal::OutOfMemory => Error::OutOfMemory {
-                nc,
-                needed: bytes.len(),
-            },
-        })
+        .map_err(|refusal| Error::refused(nc, bytes, refusal))
     }
 
     /// The id of `s` if NC `nc`'s shard holds exactly `s`; never inserts.

@@ -2,6 +2,8 @@
 
 use core::fmt;
 
+use crate::strategy::imp::Refusal;
+
 /// Why an operation on the interner was refused.
 ///
 /// Every refusal leaves the interner consistent: nothing already stored is
@@ -57,6 +59,25 @@ pub enum Error {
         /// The entries asked for per NC.
         initial_capacity: usize,
     },
+}
+
+impl Error {
+    /// The error of a shard's refusal to store `bytes` in NC `nc`.
+    pub(crate) fn refused(nc: usize, bytes: &[u8], refusal: Refusal) -> Error {
+        match refusal {
+            Refusal::Closed => Error::NcClosed { nc },
+            Refusal::CapReached { used, cap } => Error::CapReached {
+                nc,
+                cap,
+                used,
+                needed: bytes.len(),
+            },
+            Refusal::OutOfMemory => Error::OutOfMemory {
+                nc,
+                needed: bytes.len(),
+            },
+        }
+    }
 }
 
 impl fmt::Display for Error {

@@ -147,6 +147,7 @@
 
 #![deny(unsafe_code, unsafe_op_in_unsafe_fn, missing_docs)]
 
+mod batch;
 mod config;
 mod conflict;
 pub mod contention;

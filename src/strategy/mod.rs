@@ -125,6 +125,16 @@ pub(crate) mod imp {
         pub const NONE: Probe = Probe(None);
     }
 
+    /// A name a batch's lookups missed, for [`Shard::register_misses`]:
+    /// its bytes and the db's id of them.
+    #[derive(Debug, Clone, Copy, Default)]
+    pub struct Miss<'a> {
+        /// The db's id of `bytes`.
+        pub id: u64,
+        /// The name.
+        pub bytes: &'a [u8],
+    }
+
     /// Entries and bytes held by one shard.
     #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
     pub struct ShardStats {
@@ -184,6 +194,26 @@ pub(crate) mod imp {
         ) -> Result<Registered, Refusal> {
             let _ = probe;
             self.register(id, bytes, IdSource::Hash, on_conflict)
+        }
+
+        /// [`register_after_miss`](Self::register_after_miss) of each of
+        /// `misses`, in order, with no probe: what a batch's lookups missed.
+        /// `on_conflict` gets the index in `misses` with the kept bytes. Stops
+        /// at the first refusal, with its index: the misses before it are
+        /// registered, none after it. A strategy with a writer lock takes it
+        /// once for all of them; the default registers them one by one.
+        fn register_misses(
+            &self,
+            misses: &[Miss<'_>],
+            mut on_conflict: impl FnMut(usize, &[u8]),
+        ) -> Result<(), (usize, Refusal)> {
+            for (at, miss) in misses.iter().enumerate() {
+                self.register_after_miss(miss.id, miss.bytes, Probe::NONE, |kept| {
+                    on_conflict(at, kept)
+                })
+                .map_err(|refusal| (at, refusal))?;
+            }
+            Ok(())
         }
 
         /// The hit fast path: the id of `bytes` if the shard is open and

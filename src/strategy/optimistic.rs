@@ -6,10 +6,12 @@
 //! map serves everything else: resolving ids under its shared lock, and
 //! finding conflicts under the NC's writer lock.
 
-use super::imp::{IdSource, LineAligned, Probe, Refusal, Sealed, Shard, ShardConfig, ShardStats};
+use super::imp::{
+    IdSource, LineAligned, Miss, Probe, Refusal, Sealed, Shard, ShardConfig, ShardStats,
+};
 use super::parts::{check_cap, compare};
 use super::{Registered, Strategy};
-use crate::raw::{Entry, RawShard};
+use crate::raw::{Entry, RawShard, WriteGuard};
 
 /// The optimistic strategy: when the string is already in the NC's shard
 /// (the common case on a trace-emission path), `intern` takes no lock, does
@@ -141,6 +143,38 @@ impl Shard for OptimisticShard {
         register_miss(self, id, bytes, Some(hash), on_conflict)
     }
 
+    /// One writer lock for every miss: with two threads filling one NC,
+    /// the lock's line and what a miss writes (the log's end, the writer's
+    /// state, the counters) moved between cores for each miss. The bytes'
+    /// hashes are computed first, outside the lock, a step of them at a
+    /// time.
+    fn register_misses(
+        &self,
+        misses: &[Miss<'_>],
+        mut on_conflict: impl FnMut(usize, &[u8]),
+    ) -> Result<(), (usize, Refusal)> {
+        const STEP: usize = 64;
+        let mut hashes = [0u64; STEP];
+        for (step, misses) in misses.chunks(STEP).enumerate() {
+            let first = step * STEP;
+            for (hash, miss) in hashes.iter_mut().zip(misses) {
+                *hash = self.raw.bytes_hash(miss.bytes);
+            }
+            let mut writer = self.raw.write();
+            if !self.raw.is_open() {
+                return Err((first, Refusal::Closed));
+            }
+            for (at, (miss, &hash)) in misses.iter().zip(&hashes).enumerate() {
+                let at = first + at;
+                register_locked(self, &mut writer, miss.id, miss.bytes, Some(hash), |kept| {
+                    on_conflict(at, kept)
+                })
+                .map_err(|refusal| (at, refusal))?;
+            }
+        }
+        Ok(())
+    }
+
     fn with_entry<R>(&self, id: u64, f: impl FnOnce(&[u8]) -> R) -> Option<R> {
         // `find_by_id` holds no lock when it returns: `f` may call back into
         // the db.
@@ -199,6 +233,19 @@ fn register_miss(
     if !shard.raw.is_open() {
         return Err(Refusal::Closed);
     }
+    register_locked(shard, &mut writer, id, bytes, by_bytes, on_conflict)
+}
+
+/// [`register_miss`] under the writer lock, the shard open.
+#[inline]
+fn register_locked(
+    shard: &OptimisticShard,
+    writer: &mut WriteGuard<'_>,
+    id: u64,
+    bytes: &[u8],
+    by_bytes: Option<u64>,
+    on_conflict: impl FnOnce(&[u8]),
+) -> Result<Registered, Refusal> {
     if let Some(entry) = writer.find_by_id(id) {
         let outcome = compare(entry.bytes(), bytes, on_conflict);
         if outcome == Registered::AlreadyPresent && by_bytes.is_some() {

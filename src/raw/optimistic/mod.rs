@@ -22,4 +22,4 @@ mod table;
 mod witness;
 
 pub(crate) use self::record::Entry;
-pub(crate) use self::shard::RawShard;
+pub(crate) use self::shard::{RawShard, WriteGuard};

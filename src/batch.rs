@@ -1,0 +1,105 @@
+//! `intern_batch`: many names into one NC, their lookups pipelined and
+//! their misses registered together.
+
+use crate::db::InternedStringDb;
+use crate::error::{BatchError, Error};
+use crate::strategy::imp::{Miss, Shard};
+use crate::strategy::Strategy;
+
+impl<S: Strategy> InternedStringDb<S> {
+    /// Interns every name of `names` into NC `nc`, in order, writing their
+    /// ids to `ids`: the same ids and effects as calling
+    /// [`intern_bytes`](Self::intern_bytes) on each name in turn, but the
+    /// lookups of a batch are pipelined so that their cache misses overlap
+    /// (for the optimistic strategy: every name hashed and its bucket
+    /// prefetched, then every candidate entry prefetched, then the compares),
+    /// and the names they missed are registered together: their ids are
+    /// computed first, and the optimistic strategy then takes the NC's
+    /// writer lock once for the misses of up to 64 names, where `intern`
+    /// takes it for each. Takes `&[&str]`, `&[&[u8]]`, `&[String]`, ...
+    ///
+    /// ```
+    /// use interned_string_db::{get_id, InternedStringDb};
+    /// let db = InternedStringDb::new();
+    /// let names = ["span/forward", "span/backward", "span/forward"];
+    /// let mut ids = [0; 3];
+    /// db.intern_batch(0, &names, &mut ids).unwrap();
+    /// assert_eq!(ids, names.map(|n| get_id(n.as_bytes())));
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`BatchError::LengthMismatch`] if `ids` is not as long as `names`
+    /// (nothing is interned); [`BatchError::At`] with the index of the first
+    /// name that failed and why (as [`intern`](Self::intern) fails): the
+    /// names before it are interned and `ids[..index]` written; `ids[index..]`
+    /// may hold anything.
+    pub fn intern_batch<B: AsRef<[u8]>>(
+        &self,
+        nc: usize,
+        names: &[B],
+        ids: &mut [u64],
+    ) -> Result<(), BatchError> {
+        /// Names looked up together: enough to overlap many misses, few
+        /// enough that the batch's lines stay in L1.
+        const STEP: usize = 64;
+        if names.len() != ids.len() {
+            return Err(BatchError::LengthMismatch {
+                names: names.len(),
+                ids: ids.len(),
+            });
+        }
+        if names.is_empty() {
+            return Ok(());
+        }
+        let ctx = self
+            .made_context(nc)
+            .map_err(|error| BatchError::At { index: 0, error })?;
+        let mut misses = [Miss::default(); STEP];
+        let mut indexes = [0; STEP];
+        for (step, (names, ids)) in names.chunks(STEP).zip(ids.chunks_mut(STEP)).enumerate() {
+            ctx.shard.find_hits(names, ids);
+            // The misses, in order, up to the first empty name, registered
+            // together (their ids computed first, outside any lock).
+            let mut missed = 0;
+            let mut empty = None;
+            for (i, (name, id)) in names.iter().zip(ids.iter_mut()).enumerate() {
+                if *id != 0 {
+                    continue;
+                }
+                let bytes = name.as_ref();
+                if bytes.is_empty() {
+                    empty = Some(i);
+                    break;
+                }
+                *id = self.id_of(bytes);
+                misses[missed] = Miss { id: *id, bytes };
+                indexes[missed] = i;
+                missed += 1;
+            }
+            let misses = &misses[..missed];
+            ctx.shard
+                .register_misses(misses, |at, kept| {
+                    let miss = misses[at];
+                    ctx.conflicts.record(
+                        self.config().conflict_budget,
+                        nc,
+                        miss.id,
+                        kept,
+                        miss.bytes,
+                    );
+                })
+                .map_err(|(at, refusal)| BatchError::At {
+                    index: step * STEP + indexes[at],
+                    error: Error::refused(nc, misses[at].bytes, refusal),
+                })?;
+            if let Some(i) = empty {
+                return Err(BatchError::At {
+                    index: step * STEP + i,
+                    error: Error::EmptyString,
+                });
+            }
+        }
+        Ok(())
+    }
+}
