@@ -137,7 +137,9 @@
 //! fit in cache those two reads are cache misses, which
 //! [`intern_batch`](InternedStringDb::intern_batch) overlaps across names.
 //! A miss takes the NC's lock, so threads that insert new names into one NC
-//! wait for each other; give them NCs of their own where they can. Memory
+//! wait for each other; give them NCs of their own where they can, or
+//! intern in batches, which take the lock once for the misses of up to 64
+//! names. Memory
 //! beyond the strings is about 29 to 31 bytes an entry, and an NC that no
 //! call ever wrote to costs a pointer (its context is made by its first
 //! write). `docs/benchmarks.md` has the measured figures, peers side by side, and
