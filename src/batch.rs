@@ -81,13 +81,7 @@ impl<S: Strategy> InternedStringDb<S> {
             ctx.shard
                 .register_misses(misses, |at, kept| {
                     let miss = misses[at];
-                    ctx.conflicts.record(
-                        self.config().conflict_budget,
-                        nc,
-                        miss.id,
-                        kept,
-                        miss.bytes,
-                    );
+                    self.record_conflict(ctx, nc, miss.id, kept, miss.bytes);
                 })
                 .map_err(|(at, refusal)| BatchError::At {
                     index: step * STEP + indexes[at],

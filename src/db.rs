@@ -269,10 +269,23 @@ impl<S: Strategy> InternedStringDb<S> {
     ) -> Result<Registered, Error> {
         let ctx = self.made_context(nc)?;
         register(&ctx.shard, &|kept| {
-            ctx.conflicts
-                .record(self.config.conflict_budget, nc, id, kept, bytes)
+            self.record_conflict(ctx, nc, id, kept, bytes)
         })
         .map_err(|refusal| Error::refused(nc, bytes, refusal))
+    }
+
+    /// Records in NC `nc`'s conflict log that `id`, which it holds as
+    /// `kept`, was asked for `bytes` (within the db's conflict budget).
+    pub(crate) fn record_conflict(
+        &self,
+        ctx: &NcContext<S>,
+        nc: usize,
+        id: u64,
+        kept: &[u8],
+        bytes: &[u8],
+    ) {
+        ctx.conflicts
+            .record(self.config.conflict_budget, nc, id, kept, bytes);
     }
 
     /// The id of `s` if NC `nc`'s shard holds exactly `s`; never inserts.
