@@ -40,6 +40,19 @@ macro_rules! __tests_for {
         )*
     };
 }
+/// A db of `ncs` NCs in which every string gets id 1: each distinct pair
+/// of strings collides.
+#[allow(dead_code)]
+pub(crate) fn colliding_db<S: interned_string_db::Strategy>(
+    ncs: usize,
+) -> interned_string_db::InternedStringDb<S> {
+    interned_string_db::InternedStringDb::with_config(
+        interned_string_db::Config::new()
+            .ncs(ncs)
+            .narrow_id_mask_for_tests(0),
+    )
+}
+
 /// A realistic trace name: 20 to 60 bytes.
 #[allow(dead_code)]
 pub(crate) fn name(thread: usize, i: usize) -> String {
