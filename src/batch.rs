@@ -3,8 +3,13 @@
 
 use crate::db::InternedStringDb;
 use crate::error::{BatchError, Error};
+use crate::nc::NcContext;
 use crate::strategy::imp::{Miss, Shard};
 use crate::strategy::Strategy;
+
+/// Names looked up together: enough to overlap many misses, few enough that
+/// the batch's lines stay in L1.
+const STEP: usize = 64;
 
 impl<S: Strategy> InternedStringDb<S> {
     /// Interns every name of `names` into NC `nc`, in order, writing their
@@ -40,9 +45,6 @@ impl<S: Strategy> InternedStringDb<S> {
         names: &[B],
         ids: &mut [u64],
     ) -> Result<(), BatchError> {
-        /// Names looked up together: enough to overlap many misses, few
-        /// enough that the batch's lines stay in L1.
-        const STEP: usize = 64;
         if names.len() != ids.len() {
             return Err(BatchError::LengthMismatch {
                 names: names.len(),
@@ -55,45 +57,63 @@ impl<S: Strategy> InternedStringDb<S> {
         let ctx = self
             .made_context(nc)
             .map_err(|error| BatchError::At { index: 0, error })?;
-        let mut misses = [Miss::default(); STEP];
-        let mut indexes = [0; STEP];
         for (step, (names, ids)) in names.chunks(STEP).zip(ids.chunks_mut(STEP)).enumerate() {
             ctx.shard.find_hits(names, ids);
-            // The misses, in order, up to the first empty name, registered
-            // together (their ids computed first, outside any lock).
-            let mut missed = 0;
-            let mut empty = None;
-            for (i, (name, id)) in names.iter().zip(ids.iter_mut()).enumerate() {
-                if *id != 0 {
-                    continue;
-                }
-                let bytes = name.as_ref();
-                if bytes.is_empty() {
-                    empty = Some(i);
-                    break;
-                }
-                *id = self.id_of(bytes);
-                misses[missed] = Miss { id: *id, bytes };
-                indexes[missed] = i;
-                missed += 1;
-            }
-            let misses = &misses[..missed];
-            ctx.shard
-                .register_misses(misses, |at, kept| {
-                    let miss = misses[at];
-                    self.record_conflict(ctx, nc, miss.id, kept, miss.bytes);
-                })
-                .map_err(|(at, refusal)| BatchError::At {
-                    index: step * STEP + indexes[at],
-                    error: Error::refused(nc, misses[at].bytes, refusal),
-                })?;
-            if let Some(i) = empty {
-                return Err(BatchError::At {
-                    index: step * STEP + i,
-                    error: Error::EmptyString,
-                });
+            if ids.contains(&0) {
+                self.intern_misses(ctx, nc, step * STEP, names, ids)?;
             }
         }
         Ok(())
+    }
+
+    /// The names of one step of [`intern_batch`](Self::intern_batch) that
+    /// its lookups missed (their ids 0), in order up to the first empty
+    /// name: their ids computed, outside any lock, then registered
+    /// together. `first` is the step's index in the batch. Out of line, so
+    /// that a step whose names all hit does not set up its arrays.
+    #[inline(never)]
+    fn intern_misses<B: AsRef<[u8]>>(
+        &self,
+        ctx: &NcContext<S>,
+        nc: usize,
+        first: usize,
+        names: &[B],
+        ids: &mut [u64],
+    ) -> Result<(), BatchError> {
+        let mut misses = [Miss::default(); STEP];
+        let mut indexes = [0; STEP];
+        let mut missed = 0;
+        let mut empty = None;
+        for (i, (name, id)) in names.iter().zip(ids.iter_mut()).enumerate() {
+            if *id != 0 {
+                continue;
+            }
+            let bytes = name.as_ref();
+            if bytes.is_empty() {
+                empty = Some(i);
+                break;
+            }
+            *id = self.id_of(bytes);
+            misses[missed] = Miss { id: *id, bytes };
+            indexes[missed] = i;
+            missed += 1;
+        }
+        let misses = &misses[..missed];
+        ctx.shard
+            .register_misses(misses, |at, kept| {
+                let miss = misses[at];
+                self.record_conflict(ctx, nc, miss.id, kept, miss.bytes);
+            })
+            .map_err(|(at, refusal)| BatchError::At {
+                index: first + indexes[at],
+                error: Error::refused(nc, misses[at].bytes, refusal),
+            })?;
+        match empty {
+            Some(i) => Err(BatchError::At {
+                index: first + i,
+                error: Error::EmptyString,
+            }),
+            None => Ok(()),
+        }
     }
 }
