@@ -11,6 +11,6 @@ step "ThreadSanitizer over the concurrency tests (std rebuilt instrumented)"
 # return NULL, as malloc does: behaviour::absurd_configs_are_errors checks
 # that case.
 RUSTFLAGS="-Zsanitizer=thread" TSAN_OPTIONS="halt_on_error=1:allocator_may_return_null=1" \
-    CARGO_TARGET_DIR=target/tsan \
+    ISDB_STRATEGIES=optimistic,lock-free CARGO_TARGET_DIR=target/tsan \
     cargo +"$NIGHTLY" test -Zbuild-std --target x86_64-unknown-linux-gnu \
-    --test behaviour --test collisions --test handles --test faults -- optimistic:: lock_free:: --test-threads 2
+    --test behaviour --test collisions --test handles --test faults -- every_strategy:: --test-threads 2

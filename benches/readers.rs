@@ -15,7 +15,7 @@ use std::hint::black_box;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Instant;
 
-use interned_string_db::{Config, InternedStringDb, Strategy};
+use interned_string_db::{Config, InternedStringDb, Strategy, StrategyVisitor};
 use perf::workload;
 
 /// Calls per run.
@@ -111,14 +111,20 @@ fn measure<S: Strategy>() -> (Costs, Loaded) {
     (alone, Some((loaded, after)))
 }
 
-macro_rules! measure_all {
-    ({} $($module:ident: $strategy:ty,)*) => {
-        vec![$((<$strategy as Strategy>::NAME, measure::<$strategy>()),)*]
-    };
+/// Every strategy's rows, from the crate's one list.
+#[derive(Default)]
+struct MeasureAll(Vec<(&'static str, (Costs, Loaded))>);
+
+impl StrategyVisitor for MeasureAll {
+    fn visit<S: Strategy>(&mut self) {
+        self.0.push((S::NAME, measure::<S>()));
+    }
 }
 
 fn main() {
-    let rows = interned_string_db::__for_each_strategy!(measure_all {});
+    let mut all = MeasureAll::default();
+    interned_string_db::for_each_strategy(&mut all);
+    let rows = all.0;
     println!(
         "ns per call on NC 0: alone / with a second thread interning new names into NC 0 / \
          alone again after it (× the intern hit under load for lookup, × the call alone \

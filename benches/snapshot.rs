@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use interned_string_db::{Config, Cursor, InternedStringDb, Snapshot, Strategy};
+use interned_string_db::{Config, Cursor, InternedStringDb, Snapshot, Strategy, StrategyVisitor};
 use perf::workload;
 
 const NCS: usize = 256;
@@ -151,21 +151,23 @@ fn snapshot(c: &mut Criterion) {
     let all = [10_000, 100_000, 1_000_000];
     bench_copy_floor(c, &all);
     bench_files(c);
-    macro_rules! every_strategy {
-        ({} $($module:ident: $strategy:path,)*) => {
-            $(
-                // Copy-on-write is quadratic to fill: 10^6 entries would
-                // take hours.
-                let sizes = if perf::subjects::copies_on_write(<$strategy as Strategy>::NAME) {
-                    &all[..2]
-                } else {
-                    &all[..]
-                };
-                bench_strategy::<$strategy>(c, sizes);
-            )*
-        };
+    struct EveryStrategy<'c> {
+        c: &'c mut Criterion,
+        all: &'c [usize],
     }
-    interned_string_db::__for_each_strategy!(every_strategy {});
+    impl StrategyVisitor for EveryStrategy<'_> {
+        fn visit<S: Strategy>(&mut self) {
+            // Copy-on-write is quadratic to fill: 10^6 entries would take
+            // hours.
+            let sizes = if perf::subjects::copies_on_write(S::NAME) {
+                &self.all[..2]
+            } else {
+                self.all
+            };
+            bench_strategy::<S>(self.c, sizes);
+        }
+    }
+    interned_string_db::for_each_strategy(&mut EveryStrategy { c, all: &all });
 }
 
 criterion_group! {

@@ -188,14 +188,7 @@ pub use id::{get_id, get_id_const, ID_MASK, INVALID_ID, MAX_ID};
 pub use snapshot::{Cursor, Iter, LoadError, LoadProblem, Snapshot};
 #[cfg(not(interner_loom))]
 pub use static_name::StaticName;
-#[cfg(all(feature = "arc-swap", not(interner_loom)))]
-pub use strategy::ArcSwapStrategy;
-#[cfg(all(feature = "dashmap", not(interner_loom)))]
-pub use strategy::DashMapStrategy;
-#[cfg(feature = "lock-free")]
-pub use strategy::LockFreeStrategy;
-#[cfg(all(feature = "parking-lot", not(interner_loom)))]
-pub use strategy::ParkingLotStrategy;
-#[cfg(all(feature = "sharded-lock", not(interner_loom)))]
-pub use strategy::ShardedLockStrategy;
-pub use strategy::{DefaultStrategy, OptimisticStrategy, Registered, RwLockStrategy, Strategy};
+// The strategies, the trait and, for this workspace's own tests (feature
+// `test-util`), the one list of them: `strategy/mod.rs` says which this
+// build ships.
+pub use strategy::*;

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::model::{check, Op};
+use common::model::{check_all, every_subject, Op};
 use proptest::prelude::*;
 
 const NCS: usize = 3;
@@ -26,24 +26,14 @@ fn op() -> impl Strategy<Value = Op> {
     ]
 }
 
-/// One property per strategy, named after its module.
-macro_rules! agrees_with_the_model {
-    ({} $($module:ident: $strategy:path,)*) => {
-        $(
-            mod $module {
-                use super::*;
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
 
-                proptest! {
-                    #![proptest_config(ProptestConfig::with_cases(512))]
-
-                    #[test]
-                    fn agrees_with_the_model(ops in proptest::collection::vec(op(), 0..60)) {
-                        check::<$strategy>(NCS, MASK, &ops).map_err(TestCaseError::fail)?;
-                    }
-                }
-            }
-        )*
-    };
+    /// Every strategy in lockstep against the model: the first
+    /// disagreement names the strategy.
+    #[test]
+    fn agrees_with_the_model(ops in proptest::collection::vec(op(), 0..60)) {
+        let subjects = every_subject(NCS, MASK);
+        check_all(NCS, MASK, &subjects, &ops).map_err(TestCaseError::fail)?;
+    }
 }
-
-interned_string_db::__for_each_strategy!(agrees_with_the_model {});

@@ -1,5 +1,5 @@
 //! Operation sequences decoded from arbitrary bytes, run on every strategy
-//! (the crate's one list, `interned_string_db::__for_each_strategy!`) and
+//! (the crate's one list, `interned_string_db::for_each_strategy`) and
 //! checked against the model the property tests use.
 #![no_main]
 
@@ -7,7 +7,7 @@
 mod model;
 
 use libfuzzer_sys::fuzz_target;
-use model::{check_all, subject, Op, Subject};
+use model::{check_all, every_subject, Op};
 
 const NCS: usize = 3;
 const MASK: u64 = 0b11;
@@ -49,17 +49,9 @@ fn decode(data: &[u8]) -> Vec<Op> {
     ops
 }
 
-/// One db of each strategy of the list.
-macro_rules! every_strategy {
-    ({ $subjects:ident } $($module:ident: $strategy:path,)*) => {
-        $( $subjects.push(subject::<$strategy>(NCS, MASK)); )*
-    };
-}
-
 fuzz_target!(|data: &[u8]| {
     let ops = decode(data);
-    let mut subjects: Vec<Box<dyn Subject>> = Vec::new();
-    interned_string_db::__for_each_strategy!(every_strategy { subjects });
+    let subjects = every_subject(NCS, MASK);
     // Every strategy in lockstep against one model, the first disagreement
     // a panic.
     if let Err(disagreement) = check_all(NCS, MASK, &subjects, &ops) {

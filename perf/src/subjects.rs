@@ -4,7 +4,10 @@
 
 use std::sync::OnceLock;
 
-use interned_string_db::{get_id, Config, DefaultStrategy, InternedStringDb, Strategy};
+use interned_string_db::{
+    for_each_strategy, get_id, Config, DefaultStrategy, InternedStringDb, Strategy,
+    StrategyVisitor,
+};
 
 use crate::peers;
 
@@ -16,7 +19,9 @@ use crate::peers;
 /// the memory bench) comes here, and the answer is the library's
 /// `Strategy::COPY_ON_WRITE`.
 pub fn copies_on_write(strategy: &str) -> bool {
-    !strategy.is_empty() && COPY_ON_WRITE.contains(&strategy)
+    ours()
+        .iter()
+        .any(|ours| ours.name == strategy && ours.copies_on_write)
 }
 
 /// Something that interns (nc, string) → a key.
@@ -123,30 +128,57 @@ pub enum SubjectName {
     MutexMap,
 }
 
-/// Our strategies, from the crate's one list.
-macro_rules! our_strategies {
-    ({} $($module:ident: $strategy:path,)*) => {
-        /// Our strategies' names, in the crate's list order.
-        const OURS: &[&str] = &[$(<$strategy as Strategy>::NAME),*];
-
-        /// The names of those that copy their table on every insert.
-        const COPY_ON_WRITE: &[&str] = &[$(
-            if <$strategy as Strategy>::COPY_ON_WRITE { <$strategy as Strategy>::NAME } else { "" }
-        ),*];
-
-        /// Visits a fresh db of `ncs` NCs with the strategy called `name`.
-        fn visit_ours(name: &str, ncs: usize, visitor: &mut impl Visitor) {
-            $(
-                if name == <$strategy as Strategy>::NAME {
-                    return visitor.visit(&Db::<$strategy>::new(ncs));
-                }
-            )*
-            unreachable!("{name} is in OURS")
-        }
-    };
+/// One of our strategies, as the crate's one list names it.
+#[derive(Debug, Clone, Copy)]
+struct Ours {
+    name: &'static str,
+    copies_on_write: bool,
 }
 
-interned_string_db::__for_each_strategy!(our_strategies {});
+/// Our strategies, in the crate's list order.
+fn ours() -> &'static [Ours] {
+    struct List(Vec<Ours>);
+    impl StrategyVisitor for List {
+        fn visit<S: Strategy>(&mut self) {
+            self.0.push(Ours {
+                name: S::NAME,
+                copies_on_write: S::COPY_ON_WRITE,
+            });
+        }
+    }
+    static OURS: OnceLock<Vec<Ours>> = OnceLock::new();
+    OURS.get_or_init(|| {
+        let mut list = List(Vec::new());
+        for_each_strategy(&mut list);
+        list.0
+    })
+}
+
+/// Visits a fresh db of `ncs` NCs with the strategy called `name`.
+fn visit_ours(name: &str, ncs: usize, visitor: &mut impl Visitor) {
+    struct Find<'a, V> {
+        name: &'a str,
+        ncs: usize,
+        visitor: &'a mut V,
+        found: bool,
+    }
+    impl<V: Visitor> StrategyVisitor for Find<'_, V> {
+        fn visit<S: Strategy>(&mut self) {
+            if !self.found && self.name == S::NAME {
+                self.found = true;
+                self.visitor.visit(&Db::<S>::new(self.ncs));
+            }
+        }
+    }
+    let mut find = Find {
+        name,
+        ncs,
+        visitor,
+        found: false,
+    };
+    for_each_strategy(&mut find);
+    assert!(find.found, "{name} is one of ours");
+}
 
 /// Vocabularies larger than this are not warmed into a copy-on-write
 /// strategy: 10^5 names would take hours.
@@ -160,9 +192,9 @@ impl SubjectName {
         static ALL: OnceLock<Vec<SubjectName>> = OnceLock::new();
         ALL.get_or_init(|| {
             let mut all = vec![SubjectName::Floor];
-            for &ours in OURS {
-                all.push(SubjectName::Ours(ours));
-                if ours == DefaultStrategy::NAME {
+            for ours in ours() {
+                all.push(SubjectName::Ours(ours.name));
+                if ours.name == DefaultStrategy::NAME {
                     all.push(SubjectName::Batch);
                 }
             }

@@ -11,9 +11,6 @@
 mod arc_swap;
 #[cfg(all(feature = "dashmap", not(interner_loom)))]
 mod dashmap;
-// The strategy list is a test hook (`__for_each_strategy!`).
-#[cfg(feature = "test-util")]
-mod list;
 #[cfg(feature = "lock-free")]
 mod lock_free;
 mod locked;
@@ -33,6 +30,42 @@ pub use self::locked::RwLockStrategy;
 #[cfg(all(feature = "sharded-lock", not(interner_loom)))]
 pub use self::locked::ShardedLockStrategy;
 pub use self::optimistic::OptimisticStrategy;
+
+/// Calls [`visit`](Self::visit) once per strategy: what
+/// `for_each_strategy` hands each strategy this build ships to. Not public
+/// API: a hook for this workspace (feature `test-util`).
+#[cfg(feature = "test-util")]
+#[doc(hidden)]
+pub trait StrategyVisitor {
+    /// Called with strategy `S`.
+    fn visit<S: Strategy>(&mut self);
+}
+
+/// The one list of strategies: calls `visitor` with every strategy this
+/// build ships, in report order (the default first). The tests, the loom
+/// models, the fuzz targets, the harness and the benches run from it, so
+/// adding a strategy touches its own file and this module (its `mod`, its
+/// `pub use` and its line here), plus its feature in `Cargo.toml` if it is
+/// optional. What they size differently per strategy is a property of the
+/// strategy ([`Strategy::COPY_ON_WRITE`]).
+///
+/// Not public API: a hook for this workspace (feature `test-util`).
+#[cfg(feature = "test-util")]
+#[doc(hidden)]
+pub fn for_each_strategy(visitor: &mut impl StrategyVisitor) {
+    visitor.visit::<OptimisticStrategy>();
+    #[cfg(feature = "lock-free")]
+    visitor.visit::<LockFreeStrategy>();
+    visitor.visit::<RwLockStrategy>();
+    #[cfg(all(feature = "sharded-lock", not(interner_loom)))]
+    visitor.visit::<ShardedLockStrategy>();
+    #[cfg(all(feature = "parking-lot", not(interner_loom)))]
+    visitor.visit::<ParkingLotStrategy>();
+    #[cfg(all(feature = "dashmap", not(interner_loom)))]
+    visitor.visit::<DashMapStrategy>();
+    #[cfg(all(feature = "arc-swap", not(interner_loom)))]
+    visitor.visit::<ArcSwapStrategy>();
+}
 
 /// The strategy [`InternedStringDb`](crate::InternedStringDb) uses unless told
 /// otherwise.

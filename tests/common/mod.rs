@@ -1,45 +1,63 @@
 //! Shared by the integration tests: every behavioural test runs against
 //! every strategy the crate ships (the crate's one list,
-//! `interned_string_db::__for_each_strategy!`).
+//! `interned_string_db::for_each_strategy`).
 
 #[allow(dead_code)]
 pub(crate) mod model;
 
-/// Instantiates each generic test `fn name<S: Strategy>()` once per strategy,
-/// as `strategy_module::name`. Attributes written before a name (such as
-/// `#[ignore]`) go on each of its instances.
+/// Makes each generic test `fn name<S: Strategy>()` a test `name` that runs
+/// it on every strategy of the crate's one list
+/// ([`interned_string_db::for_each_strategy`]), or on those named in
+/// `ISDB_STRATEGIES` (comma-separated `Strategy::NAME`s) when it is set.
+/// Attributes written before a name (such as `#[ignore]`) go on its test.
 #[macro_export]
 macro_rules! for_each_strategy {
-    ($($tests:tt)*) => {
-        interned_string_db::__for_each_strategy!(__tests_per_strategy { $($tests)* });
+    ($($(#[$attr:meta])* $test:ident),* $(,)?) => {
+        mod every_strategy {
+            $(
+                $(#[$attr])*
+                #[test]
+                fn $test() {
+                    struct Run;
+                    impl interned_string_db::StrategyVisitor for Run {
+                        fn visit<S: interned_string_db::Strategy>(&mut self) {
+                            $crate::common::run_on::<S>(super::$test::<S>);
+                        }
+                    }
+                    interned_string_db::for_each_strategy(&mut Run);
+                }
+            )*
+        }
     };
 }
 
-/// The callback of [`for_each_strategy`]: one module per strategy.
-#[macro_export]
-macro_rules! __tests_per_strategy {
-    ($tests:tt $($module:ident: $strategy:path,)*) => {
-        $(
-            mod $module {
-                $crate::__tests_for!($strategy, $tests);
+/// Runs `test` on strategy `S` unless `ISDB_STRATEGIES` leaves it out,
+/// saying which strategy failed if it panics.
+#[allow(dead_code)]
+pub(crate) fn run_on<S: interned_string_db::Strategy>(test: fn()) {
+    if !strategy_selected(S::NAME) {
+        return;
+    }
+    struct Failing(&'static str);
+    impl Drop for Failing {
+        fn drop(&mut self) {
+            if std::thread::panicking() {
+                eprintln!("... on strategy {}", self.0);
             }
-        )*
-    };
+        }
+    }
+    let _failing = Failing(S::NAME);
+    test();
 }
 
-/// One strategy's instances of the tests.
-#[macro_export]
-macro_rules! __tests_for {
-    ($strategy:path, { $($(#[$attr:meta])* $test:ident),* $(,)? }) => {
-        $(
-            $(#[$attr])*
-            #[test]
-            fn $test() {
-                super::$test::<$strategy>();
-            }
-        )*
-    };
+/// Whether `ISDB_STRATEGIES` (comma-separated names; unset: every one)
+/// selects the strategy called `name`.
+#[allow(dead_code)]
+pub(crate) fn strategy_selected(name: &str) -> bool {
+    std::env::var("ISDB_STRATEGIES")
+        .map_or(true, |names| names.split(',').any(|n| n.trim() == name))
 }
+
 /// A db of `ncs` NCs in which every string gets id 1: each distinct pair
 /// of strings collides.
 #[allow(dead_code)]

@@ -173,10 +173,26 @@ pub(crate) fn subject<S: Strategy>(ncs: usize, mask: u64) -> Box<dyn Subject> {
     ))
 }
 
-/// Runs `ops` on a db of strategy `S` (`ncs` NCs, ids narrowed by `mask`)
-/// and on the model; the first disagreement is the error.
-pub(crate) fn check<S: Strategy>(ncs: usize, mask: u64, ops: &[Op]) -> Result<(), String> {
-    check_all(ncs, mask, &[subject::<S>(ncs, mask)], ops)
+/// A db of every strategy of the crate's one list
+/// (`interned_string_db::for_each_strategy`), as [`subject`] makes them.
+pub(crate) fn every_subject(ncs: usize, mask: u64) -> Vec<Box<dyn Subject>> {
+    struct Make {
+        ncs: usize,
+        mask: u64,
+        subjects: Vec<Box<dyn Subject>>,
+    }
+    impl interned_string_db::StrategyVisitor for Make {
+        fn visit<S: Strategy>(&mut self) {
+            self.subjects.push(subject::<S>(self.ncs, self.mask));
+        }
+    }
+    let mut make = Make {
+        ncs,
+        mask,
+        subjects: Vec::new(),
+    };
+    interned_string_db::for_each_strategy(&mut make);
+    make.subjects
 }
 
 /// Runs `ops` on every db of `subjects` in lockstep and once on the model:
