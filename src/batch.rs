@@ -4,7 +4,7 @@
 use crate::db::InternedStringDb;
 use crate::error::{BatchError, Error};
 use crate::nc::NcContext;
-use crate::strategy::imp::{Miss, Shard};
+use crate::strategy::imp::{Batch, IdSource, Key};
 use crate::strategy::Strategy;
 
 /// Names looked up together: enough to overlap many misses, few enough that
@@ -80,7 +80,7 @@ impl<S: Strategy> InternedStringDb<S> {
         names: &[B],
         ids: &mut [u64],
     ) -> Result<(), BatchError> {
-        let mut misses = [Miss::default(); STEP];
+        let mut misses = [Key::default(); STEP];
         let mut indexes = [0; STEP];
         let mut missed = 0;
         let mut empty = None;
@@ -94,16 +94,13 @@ impl<S: Strategy> InternedStringDb<S> {
                 break;
             }
             *id = self.id_of(bytes);
-            misses[missed] = Miss { id: *id, bytes };
+            misses[missed] = Key::with_id(bytes, *id, IdSource::Hash);
             indexes[missed] = i;
             missed += 1;
         }
         let misses = &misses[..missed];
         ctx.shard
-            .register_misses(misses, |at, kept| {
-                let miss = misses[at];
-                self.record_conflict(ctx, nc, miss.id, kept, miss.bytes);
-            })
+            .intern_misses(misses, self.conflict_sink(ctx, nc))
             .map_err(|(at, refusal)| BatchError::At {
                 index: first + indexes[at],
                 error: Error::refused(nc, misses[at].bytes, refusal),

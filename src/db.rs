@@ -5,11 +5,12 @@ use core::marker::PhantomData;
 
 use crate::config::Config;
 use crate::conflict::Conflict;
+use crate::conflict::ConflictLog;
 use crate::error::Error;
 use crate::id::get_id;
-use crate::nc::{self, NcContext, NcSlot};
+use crate::nc::{self, NcContext, NcSlot, NcWalk};
 use crate::snapshot::{Builder, Cursor, Snapshot};
-use crate::strategy::imp::{IdSource, Probe, Refusal, Shard};
+use crate::strategy::imp::{ConflictSink, IdSource, Key, Shard};
 use crate::strategy::{DefaultStrategy, Registered, Strategy};
 use crate::sync::{self, RwLock};
 
@@ -186,42 +187,13 @@ impl<S: Strategy> InternedStringDb<S> {
     /// ABI insists on UTF-8.
     #[inline]
     pub fn intern_bytes(&self, nc: usize, bytes: &[u8]) -> Result<u64, Error> {
-        // The hit path, inlined into the caller: for the optimistic strategy
-        // a fast hash, acquire loads and a compare, returning the stored id.
-        // Everything else (misses, errors, conflicts, and every call under
-        // the reference protocol) goes out of line.
-        let probe = match self.context(nc) {
-            Some(ctx) => match ctx.shard.find_hit(bytes) {
-                Ok(id) => return Ok(id),
-                Err(probe) => probe,
-            },
-            None => Probe::NONE,
-        };
-        self.intern_slow(nc, bytes, probe)
-    }
-
-    /// After `find_hit` missed with `probe` (or `nc` is out of range).
-    #[inline(never)]
-    fn intern_slow(&self, nc: usize, bytes: &[u8], probe: Probe) -> Result<u64, Error> {
-        if bytes.is_empty() {
-            return Err(Error::EmptyString);
-        }
-        let id = self.id_of(bytes);
-        self.store_with(nc, id, bytes, |shard, on_conflict| {
-            shard.register_after_miss(id, bytes, probe, on_conflict)
-        })
-        .map(|_| id)
+        self.store(nc, self.key(bytes)).map(|(id, _)| id)
     }
 
     /// [`intern_bytes`](Self::intern_bytes), also saying whether the bytes
     /// were inserted, already present, or in conflict.
     pub fn intern_with_outcome(&self, nc: usize, bytes: &[u8]) -> Result<(u64, Registered), Error> {
-        if bytes.is_empty() {
-            return Err(Error::EmptyString);
-        }
-        let id = self.id_of(bytes);
-        self.store(nc, id, bytes, IdSource::Hash)
-            .map(|outcome| (id, outcome))
+        self.store(nc, self.key(bytes))
     }
 
     /// Stores `id → bytes` in NC `nc`'s shard, trusting the caller's id (the
@@ -238,54 +210,49 @@ impl<S: Strategy> InternedStringDb<S> {
         } else {
             IdSource::Caller
         };
-        self.store(nc, id, bytes, source)
+        self.store(nc, Key::with_id(bytes, id, source))
+            .map(|(_, outcome)| outcome)
     }
 
-    /// Stores `id → bytes`; `source` says whether `id` is `self.id_of(bytes)`.
-    fn store(
-        &self,
-        nc: usize,
-        id: u64,
-        bytes: &[u8],
-        source: IdSource,
-    ) -> Result<Registered, Error> {
-        if bytes.is_empty() {
+    /// `bytes` under this db's id of them, computed when a shard asks.
+    #[inline]
+    fn key<'a>(&self, bytes: &'a [u8]) -> Key<'a> {
+        Key::hashed(bytes, self.config.id_mask)
+    }
+
+    /// Interns `key` into NC `nc`'s shard: one call down to the shard (for
+    /// the optimistic strategy a hit is inlined here: a fast hash, acquire
+    /// loads and a compare), one answer back; a refusal is mapped to its
+    /// error out of line.
+    #[inline]
+    fn store(&self, nc: usize, key: Key<'_>) -> Result<(u64, Registered), Error> {
+        let Some(ctx) = self.context(nc) else {
+            return self.store_first(nc, key);
+        };
+        ctx.shard
+            .intern(key, self.conflict_sink(ctx, nc))
+            .map_err(|refusal| Error::refused(nc, key.bytes, refusal))
+    }
+
+    /// [`store`](Self::store) into an NC no call has written to yet (or out
+    /// of range): an empty name is refused first, as by every shard.
+    #[cold]
+    #[inline(never)]
+    fn store_first(&self, nc: usize, key: Key<'_>) -> Result<(u64, Registered), Error> {
+        if key.bytes.is_empty() {
             return Err(Error::EmptyString);
         }
-        self.store_with(nc, id, bytes, |shard, on_conflict| {
-            shard.register(id, bytes, source, on_conflict)
-        })
-    }
-
-    /// Calls `register` (a shard's register of `id → bytes`) on NC `nc`'s
-    /// shard with the recorder of a conflict on `id`, and maps a refusal to
-    /// its error.
-    fn store_with(
-        &self,
-        nc: usize,
-        id: u64,
-        bytes: &[u8],
-        register: impl FnOnce(&S::Shard, &dyn Fn(&[u8])) -> Result<Registered, Refusal>,
-    ) -> Result<Registered, Error> {
         let ctx = self.made_context(nc)?;
-        register(&ctx.shard, &|kept| {
-            self.record_conflict(ctx, nc, id, kept, bytes)
-        })
-        .map_err(|refusal| Error::refused(nc, bytes, refusal))
+        ctx.shard
+            .intern(key, self.conflict_sink(ctx, nc))
+            .map_err(|refusal| Error::refused(nc, key.bytes, refusal))
     }
 
-    /// Records in NC `nc`'s conflict log that `id`, which it holds as
-    /// `kept`, was asked for `bytes` (within the db's conflict budget).
-    pub(crate) fn record_conflict(
-        &self,
-        ctx: &NcContext<S>,
-        nc: usize,
-        id: u64,
-        kept: &[u8],
-        bytes: &[u8],
-    ) {
-        ctx.conflicts
-            .record(self.config.conflict_budget, nc, id, kept, bytes);
+    /// Where NC `nc`'s shard records a conflict: its log, within the db's
+    /// budget.
+    #[inline]
+    pub(crate) fn conflict_sink<'a>(&self, ctx: &'a NcContext<S>, nc: usize) -> ConflictSink<'a> {
+        ConflictSink::new(&ctx.conflicts, self.config.conflict_budget, nc)
     }
 
     /// The id of `s` if NC `nc`'s shard holds exactly `s`; never inserts.
@@ -300,15 +267,7 @@ impl<S: Strategy> InternedStringDb<S> {
     /// lock-free probe does not find is looked up by its id as `resolve`
     /// does, without an exclusive lock.
     pub fn lookup_bytes(&self, nc: usize, bytes: &[u8]) -> Option<u64> {
-        let ctx = self.context(nc)?;
-        if let Some(id) = ctx.shard.find_present(bytes) {
-            return Some(id);
-        }
-        let id = self.id_of(bytes);
-        ctx.shard
-            .with_entry(id, |stored| stored == bytes)
-            .unwrap_or(false)
-            .then_some(id)
+        self.context(nc)?.shard.lookup(self.key(bytes))
     }
 
     /// Calls `f` with the bytes NC `nc`'s shard stores under `id`, whether
@@ -320,7 +279,7 @@ impl<S: Strategy> InternedStringDb<S> {
     /// the lock strategies copy them out first, and arc-swap takes a
     /// reference count.
     pub fn with_resolved<R>(&self, nc: usize, id: u64, f: impl FnOnce(&[u8]) -> R) -> Option<R> {
-        self.context(nc)?.shard.with_entry_unlocked(id, f)
+        self.context(nc)?.shard.resolve_unlocked(id, f)
     }
 
     /// A copy of the bytes NC `nc`'s shard stores under `id`.
@@ -333,7 +292,7 @@ impl<S: Strategy> InternedStringDb<S> {
     pub fn resolve_any(&self, id: u64) -> Option<Box<[u8]>> {
         nc::made(&self.contexts)
             .filter(|(_, ctx)| ctx.shard.is_open())
-            .find_map(|(_, ctx)| ctx.shard.with_entry(id, |b| Box::from(b)))
+            .find_map(|(_, ctx)| ctx.shard.resolve(id, |b| Box::from(b)))
     }
 
     /// Closes NC `nc`: it refuses new strings with [`Error::NcClosed`] and
@@ -443,21 +402,12 @@ impl<S: Strategy> InternedStringDb<S> {
         // Sized from the counters (exact when nothing interns): staging
         // then never regrows, which would copy everything again.
         let totals = nc::totals(&self.contexts);
-        let mut builder = Builder::with_capacity(totals.entries, totals.bytes);
+        let mut whole = Whole(Builder::with_capacity(totals.entries, totals.bytes));
         {
             let _global = self.merge_guard();
-            for (_, ctx) in nc::made(&self.contexts) {
-                let visited = ctx
-                    .shard
-                    .visit_since(0, |id, bytes| builder.push(id, bytes));
-                if visited.is_some() {
-                    ctx.conflicts
-                        .for_each(|c| builder.add_conflict(c.to_conflict()));
-                    builder.add_conflicts_dropped(ctx.conflicts.dropped());
-                }
-            }
+            nc::walk_open(&self.contexts, &mut whole);
         }
-        builder.finish()
+        whole.0.finish()
     }
 
     /// Under the reference protocol, the global lock for read, held across
@@ -532,5 +482,23 @@ impl<S: Strategy> InternedStringDb<S> {
         for slot in self.contexts.iter_mut() {
             drop(slot.take());
         }
+    }
+}
+
+/// A snapshot's walk: every entry of every open NC, and all their conflicts.
+struct Whole(Builder);
+
+impl NcWalk for Whole {
+    fn from(&self, _nc: usize) -> usize {
+        0
+    }
+
+    fn entry(&mut self, _nc: usize, id: u64, bytes: &[u8]) {
+        self.0.push(id, bytes);
+    }
+
+    fn walked(&mut self, _nc: usize, _reached: usize, conflicts: &ConflictLog) {
+        conflicts.for_each(|c| self.0.add_conflict(c.to_conflict()));
+        self.0.add_conflicts_dropped(conflicts.dropped());
     }
 }

@@ -65,6 +65,7 @@ impl Error {
     /// The error of a shard's refusal to store `bytes` in NC `nc`.
     pub(crate) fn refused(nc: usize, bytes: &[u8], refusal: Refusal) -> Error {
         match refusal {
+            Refusal::EmptyName => Error::EmptyString,
             Refusal::Closed => Error::NcClosed { nc },
             Refusal::CapReached { used, cap } => Error::CapReached {
                 nc,

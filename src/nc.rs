@@ -61,3 +61,29 @@ pub(crate) fn totals<S: Strategy>(slots: &[NcSlot<S>]) -> ShardStats {
             bytes: sum.bytes + nc.bytes,
         })
 }
+
+/// What a walk of the open NCs ([`walk_open`]) does: a snapshot's, and a
+/// delta's.
+pub(crate) trait NcWalk {
+    /// The insertion position to walk NC `nc` from.
+    fn from(&self, nc: usize) -> usize;
+
+    /// An entry of NC `nc`, in insertion order.
+    fn entry(&mut self, nc: usize, id: u64, bytes: &[u8]);
+
+    /// NC `nc` was open and is walked to insertion position `reached`;
+    /// `conflicts` is its conflict log, read after the walk.
+    fn walked(&mut self, nc: usize, reached: usize, conflicts: &ConflictLog);
+}
+
+/// Walks every open NC among `slots`, in NC order: the one walk of
+/// snapshots and deltas (the caller holds the db's global lock under the
+/// reference protocol). A closed NC is skipped, visiting nothing.
+pub(crate) fn walk_open<S: Strategy>(slots: &[NcSlot<S>], walk: &mut impl NcWalk) {
+    for (nc, ctx) in made(slots) {
+        let from = walk.from(nc);
+        if let Some(reached) = ctx.shard.walk(from, |id, bytes| walk.entry(nc, id, bytes)) {
+            walk.walked(nc, reached, &ctx.conflicts);
+        }
+    }
+}

@@ -1,8 +1,8 @@
 //! The cursor a delta advances, and the delta's bookkeeping.
 
 use super::{Builder, Snapshot};
-use crate::conflict::Conflict;
-use crate::nc::{self, NcSlot};
+use crate::conflict::{Conflict, ConflictLog};
+use crate::nc::{self, NcSlot, NcWalk};
 use crate::strategy::imp::Shard;
 use crate::strategy::Strategy;
 
@@ -90,45 +90,22 @@ impl Cursor {
         let fresh = totals.entries.saturating_sub(self.delivered.len());
         let mut builder =
             Builder::with_capacity(fresh, totals.bytes / totals.entries.max(1) * fresh);
-        let mut contested = Contested::new();
-        let mut visited = vec![false; contexts.len()];
+        let mut walk = DeltaWalk {
+            places: &mut self.places,
+            delivered: &mut self.delivered,
+            builder: &mut builder,
+            contested: Contested::new(),
+            visited: vec![false; contexts.len()],
+        };
         {
             let _held = hold();
-            let Cursor {
-                places, delivered, ..
-            } = self;
-            for (nc, ctx) in nc::made(contexts) {
-                let place = &mut places[nc];
-                let walked =
-                    ctx.shard
-                        .visit_since(place.entries, |id, bytes| match delivered.entry(id) {
-                            hashbrown::hash_map::Entry::Vacant(slot) => {
-                                slot.insert(nc as u32);
-                                builder.push(id, bytes);
-                            }
-                            hashbrown::hash_map::Entry::Occupied(from) => {
-                                contested.push((id, *from.get() as usize, bytes.into()));
-                            }
-                        });
-                let Some(reached) = walked else { continue };
-                visited[nc] = true;
-                place.entries = reached;
-                // The log is read after the walk: a conflict in it may be of
-                // an entry inserted since. It waits in `pending` until its id
-                // is delivered, below or in a later delta.
-                let mut at = 0;
-                ctx.conflicts.for_each(|c| {
-                    if at >= place.conflicts {
-                        place.pending.push(c.to_conflict());
-                    }
-                    at += 1;
-                });
-                place.conflicts = at;
-                let now = ctx.conflicts.dropped();
-                builder.add_conflicts_dropped(now.saturating_sub(place.dropped));
-                place.dropped = now;
-            }
+            nc::walk_open(contexts, &mut walk);
         }
+        let DeltaWalk {
+            mut contested,
+            visited,
+            ..
+        } = walk;
         // Every NC walked is delivered now: the pending conflicts whose id is
         // delivered are compared with the delivered bytes, once. Only the
         // rejected bytes: the kept ones are the NC's entry, which its walk
@@ -146,7 +123,7 @@ impl Cursor {
             // Made: it delivered the id.
             let kept = contexts[from].get().and_then(|ctx| {
                 ctx.shard
-                    .with_entry(id, |kept| (*kept != *rejected).then(|| Box::from(kept)))
+                    .resolve(id, |kept| (*kept != *rejected).then(|| Box::from(kept)))
             });
             if let Some(Some(kept)) = kept {
                 builder.add_conflict(Conflict { id, kept, rejected });
@@ -191,6 +168,58 @@ impl Cursor {
             places: vec![Place::default(); ncs],
             delivered: hashbrown::HashMap::new(),
         };
+    }
+}
+
+/// A delta's walk of the open NCs: each from where the cursor read it to,
+/// each id delivered once.
+struct DeltaWalk<'a> {
+    places: &'a mut [Place],
+    delivered: &'a mut hashbrown::HashMap<u64, u32>,
+    builder: &'a mut Builder,
+    /// Bytes met under ids already delivered.
+    contested: Contested,
+    /// The NCs walked (open).
+    visited: Vec<bool>,
+}
+
+impl NcWalk for DeltaWalk<'_> {
+    fn from(&self, nc: usize) -> usize {
+        self.places[nc].entries
+    }
+
+    fn entry(&mut self, nc: usize, id: u64, bytes: &[u8]) {
+        match self.delivered.entry(id) {
+            hashbrown::hash_map::Entry::Vacant(slot) => {
+                slot.insert(nc as u32);
+                self.builder.push(id, bytes);
+            }
+            hashbrown::hash_map::Entry::Occupied(from) => {
+                self.contested
+                    .push((id, *from.get() as usize, bytes.into()));
+            }
+        }
+    }
+
+    fn walked(&mut self, nc: usize, reached: usize, conflicts: &ConflictLog) {
+        let place = &mut self.places[nc];
+        self.visited[nc] = true;
+        place.entries = reached;
+        // The log is read after the walk: a conflict in it may be of an
+        // entry inserted since. It waits in `pending` until its id is
+        // delivered, in this delta or a later one.
+        let mut at = 0;
+        conflicts.for_each(|c| {
+            if at >= place.conflicts {
+                place.pending.push(c.to_conflict());
+            }
+            at += 1;
+        });
+        place.conflicts = at;
+        let now = conflicts.dropped();
+        self.builder
+            .add_conflicts_dropped(now.saturating_sub(place.dropped));
+        place.dropped = now;
     }
 }
 

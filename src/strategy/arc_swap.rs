@@ -4,9 +4,11 @@
 
 use arc_swap::ArcSwap;
 
-use super::imp::{IdSource, Refusal, Sealed, Shard, ShardConfig, ShardStats};
-use super::parts::{check_cap, compare, try_copy, OpenFlag};
-use super::{Registered, Strategy};
+use super::imp::{
+    Batch, ConflictSink, Interned, Key, Refusal, Sealed, Shard, ShardConfig, ShardStats,
+};
+use super::parts::{check_cap, intern_by_id, try_copy, Found, IdMap, OpenFlag};
+use super::Strategy;
 use crate::sync::{self, Arc, Mutex};
 
 /// Strings are `Arc<Box<[u8]>>`, not `Arc<[u8]>`: the string's own
@@ -41,7 +43,7 @@ impl Sealed for ArcSwapStrategy {}
 struct Writer {
     /// Bytes stored.
     used: usize,
-    /// The ids in insertion order, for `visit_since`: the map published
+    /// The ids in insertion order, for `walk`: the map published
     /// last holds exactly these.
     order: Vec<u64>,
 }
@@ -56,37 +58,22 @@ pub struct ArcSwapShard {
     byte_cap: usize,
 }
 
-impl Shard for ArcSwapShard {
-    const GLOBAL_MERGE_LOCK: bool = false;
-    type ContextAlign = ();
-
-    fn new(config: &ShardConfig) -> Result<Self, Refusal> {
-        let mut map = Map::new();
-        map.try_reserve(config.initial_capacity)
-            .map_err(|_| Refusal::OutOfMemory)?;
-        Ok(ArcSwapShard {
-            map: ArcSwap::from_pointee(map),
-            writer: Mutex::new(Writer::default()),
-            open: OpenFlag::new(),
-            byte_cap: config.byte_cap,
-        })
+/// A hit loads the current map; a miss takes the writer lock, copies the
+/// map with the new entry and publishes the copy.
+impl IdMap for &ArcSwapShard {
+    fn check_open(&self) -> Result<(), Refusal> {
+        self.open.check()
     }
 
-    fn register(
-        &self,
-        id: u64,
-        bytes: &[u8],
-        _source: IdSource,
-        on_conflict: impl FnOnce(&[u8]),
-    ) -> Result<Registered, Refusal> {
-        self.open.check()?;
-        if let Some(stored) = self.map.load().get(&id) {
-            return Ok(compare(stored, bytes, on_conflict));
-        }
+    fn get<R>(&self, id: u64, f: impl FnOnce(&[u8]) -> R) -> Option<R> {
+        self.map.load().get(&id).map(|stored| f(stored))
+    }
+
+    fn insert<R>(&mut self, id: u64, bytes: &[u8], found: impl FnOnce(&[u8]) -> R) -> Found<R> {
         let mut writer = sync::lock(&self.writer);
         let current = self.map.load_full();
         if let Some(stored) = current.get(&id) {
-            return Ok(compare(stored, bytes, on_conflict));
+            return Ok(Some(found(stored)));
         }
         check_cap(writer.used, self.byte_cap, bytes.len())?;
         writer
@@ -101,21 +88,43 @@ impl Shard for ArcSwapShard {
         self.map.store(Arc::new(next));
         writer.used += bytes.len();
         writer.order.push(id);
-        Ok(Registered::Inserted)
+        Ok(None)
+    }
+}
+
+impl Batch for ArcSwapShard {}
+
+impl Shard for ArcSwapShard {
+    type ContextAlign = ();
+
+    fn new(config: &ShardConfig) -> Result<Self, Refusal> {
+        let mut map = Map::new();
+        map.try_reserve(config.initial_capacity)
+            .map_err(|_| Refusal::OutOfMemory)?;
+        Ok(ArcSwapShard {
+            map: ArcSwap::from_pointee(map),
+            writer: Mutex::new(Writer::default()),
+            open: OpenFlag::new(),
+            byte_cap: config.byte_cap,
+        })
     }
 
-    fn with_entry<R>(&self, id: u64, f: impl FnOnce(&[u8]) -> R) -> Option<R> {
+    fn intern(&self, key: Key<'_>, conflicts: ConflictSink<'_>) -> Interned {
+        intern_by_id(&mut &*self, key, conflicts)
+    }
+
+    fn resolve<R>(&self, id: u64, f: impl FnOnce(&[u8]) -> R) -> Option<R> {
         self.map.load().get(&id).map(|stored| f(stored))
     }
 
     /// Takes a reference count on the string and lets the map's guard go
     /// before calling `f`: no copy, and no guard held while `f` interns.
-    fn with_entry_unlocked<R>(&self, id: u64, f: impl FnOnce(&[u8]) -> R) -> Option<R> {
+    fn resolve_unlocked<R>(&self, id: u64, f: impl FnOnce(&[u8]) -> R) -> Option<R> {
         let stored = self.map.load().get(&id).map(Arc::clone);
         stored.map(|bytes| f(&bytes))
     }
 
-    fn visit_since(&self, from: usize, mut f: impl FnMut(u64, &[u8])) -> Option<usize> {
+    fn walk(&self, from: usize, mut f: impl FnMut(u64, &[u8])) -> Option<usize> {
         if !self.open.is_open() {
             return None;
         }

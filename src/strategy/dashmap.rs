@@ -4,9 +4,11 @@
 use dashmap::mapref::entry::Entry;
 use dashmap::DashMap;
 
-use super::imp::{IdSource, Refusal, Sealed, Shard, ShardConfig, ShardStats};
-use super::parts::{compare, try_copy, ByteBudget, OpenFlag};
-use super::{Registered, Strategy};
+use super::imp::{
+    Batch, ConflictSink, Interned, Key, Refusal, Sealed, Shard, ShardConfig, ShardStats,
+};
+use super::parts::{intern_by_id, try_copy, ByteBudget, Found, IdMap, OpenFlag};
+use super::Strategy;
 use crate::sync::{self, Mutex, OnceLock};
 
 /// A strategy over `dashmap::DashMap<u64, Box<[u8]>>`: read-locks one of the
@@ -34,7 +36,7 @@ impl Sealed for DashMapStrategy {}
 #[derive(Debug)]
 pub struct DashMapShard {
     map: DashMap<u64, Box<[u8]>>,
-    /// The ids in insertion order, for `visit_since`. Pushed while the
+    /// The ids in insertion order, for `walk`. Pushed while the
     /// map's entry is held; read by copying the ids out, so that no thread
     /// holds this lock while it waits for one of the map's.
     order: Mutex<Vec<u64>>,
@@ -56,8 +58,38 @@ fn internal_shards() -> usize {
     })
 }
 
+/// A hit takes a read lock of one of the map's internal shards; a miss
+/// its write lock, through the map's entry.
+impl IdMap for &DashMapShard {
+    fn check_open(&self) -> Result<(), Refusal> {
+        self.open.check()
+    }
+
+    fn get<R>(&self, id: u64, f: impl FnOnce(&[u8]) -> R) -> Option<R> {
+        self.map.get(&id).map(|stored| f(&stored))
+    }
+
+    fn insert<R>(&mut self, id: u64, bytes: &[u8], found: impl FnOnce(&[u8]) -> R) -> Found<R> {
+        match self.map.entry(id) {
+            Entry::Occupied(stored) => Ok(Some(found(stored.get()))),
+            Entry::Vacant(slot) => {
+                let owned = try_copy(bytes)?;
+                let mut order = sync::lock(&self.order);
+                order.try_reserve(1).map_err(|_| Refusal::OutOfMemory)?;
+                // Reserve the bytes against the cap atomically: the map's
+                // internal shards do not serialise all inserts.
+                self.bytes.reserve(bytes.len())?;
+                slot.insert(owned);
+                order.push(id);
+                Ok(None)
+            }
+        }
+    }
+}
+
+impl Batch for DashMapShard {}
+
 impl Shard for DashMapShard {
-    const GLOBAL_MERGE_LOCK: bool = false;
     type ContextAlign = ();
 
     fn new(config: &ShardConfig) -> Result<Self, Refusal> {
@@ -73,40 +105,15 @@ impl Shard for DashMapShard {
         })
     }
 
-    fn register(
-        &self,
-        id: u64,
-        bytes: &[u8],
-        _source: IdSource,
-        on_conflict: impl FnOnce(&[u8]),
-    ) -> Result<Registered, Refusal> {
-        self.open.check()?;
-        // Read first: a hit takes only a read lock.
-        let stored = match self.map.get(&id) {
-            Some(stored) => stored,
-            None => match self.map.entry(id) {
-                Entry::Occupied(stored) => stored.into_ref().downgrade(),
-                Entry::Vacant(slot) => {
-                    let owned = try_copy(bytes)?;
-                    let mut order = sync::lock(&self.order);
-                    order.try_reserve(1).map_err(|_| Refusal::OutOfMemory)?;
-                    // Reserve the bytes against the cap atomically: the
-                    // map's internal shards do not serialise all inserts.
-                    self.bytes.reserve(bytes.len())?;
-                    slot.insert(owned);
-                    order.push(id);
-                    return Ok(Registered::Inserted);
-                }
-            },
-        };
-        Ok(compare(&stored, bytes, on_conflict))
+    fn intern(&self, key: Key<'_>, conflicts: ConflictSink<'_>) -> Interned {
+        intern_by_id(&mut &*self, key, conflicts)
     }
 
-    fn with_entry<R>(&self, id: u64, f: impl FnOnce(&[u8]) -> R) -> Option<R> {
+    fn resolve<R>(&self, id: u64, f: impl FnOnce(&[u8]) -> R) -> Option<R> {
         self.map.get(&id).map(|stored| f(&stored))
     }
 
-    fn visit_since(&self, from: usize, mut f: impl FnMut(u64, &[u8])) -> Option<usize> {
+    fn walk(&self, from: usize, mut f: impl FnMut(u64, &[u8])) -> Option<usize> {
         if !self.open.is_open() {
             return None;
         }

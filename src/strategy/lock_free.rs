@@ -1,8 +1,10 @@
 //! The lock-free strategy: no mutex anywhere, misses included.
 
-use super::imp::{IdSource, Refusal, Sealed, Shard, ShardConfig, ShardStats};
-use super::parts::{compare, ByteBudget, OpenFlag};
-use super::{Registered, Strategy};
+use super::imp::{
+    Batch, ConflictSink, Interned, Key, Refusal, Sealed, Shard, ShardConfig, ShardStats,
+};
+use super::parts::{intern_by_id, ByteBudget, Found, IdMap, OpenFlag};
+use super::Strategy;
 use crate::raw::{Inserted, RawLockFreeShard};
 
 /// A strategy with no lock on any path: an id → entry table (placed by a
@@ -45,8 +47,34 @@ impl core::fmt::Debug for LockFreeShard {
     }
 }
 
+/// Lock-free: a miss reserves its bytes, then swings a free slot to its
+/// entry; an insert that lost the race finds the winner's.
+impl IdMap for &LockFreeShard {
+    fn check_open(&self) -> Result<(), Refusal> {
+        self.open.check()
+    }
+
+    fn get<R>(&self, id: u64, f: impl FnOnce(&[u8]) -> R) -> Option<R> {
+        self.raw.find(id).map(f)
+    }
+
+    fn insert<R>(&mut self, id: u64, bytes: &[u8], found: impl FnOnce(&[u8]) -> R) -> Found<R> {
+        self.bytes.reserve(bytes.len())?;
+        let inserted = self.raw.insert(id, bytes);
+        if !matches!(inserted, Ok(Inserted::New)) {
+            self.bytes.release(bytes.len());
+        }
+        match inserted {
+            Ok(Inserted::New) => Ok(None),
+            Ok(Inserted::Found(stored)) => Ok(Some(found(stored))),
+            Err(_) => Err(Refusal::OutOfMemory),
+        }
+    }
+}
+
+impl Batch for LockFreeShard {}
+
 impl Shard for LockFreeShard {
-    const GLOBAL_MERGE_LOCK: bool = false;
     type ContextAlign = ();
 
     fn new(config: &ShardConfig) -> Result<Self, Refusal> {
@@ -58,40 +86,20 @@ impl Shard for LockFreeShard {
         })
     }
 
-    fn register(
-        &self,
-        id: u64,
-        bytes: &[u8],
-        _source: IdSource,
-        on_conflict: impl FnOnce(&[u8]),
-    ) -> Result<Registered, Refusal> {
-        self.open.check()?;
-        // Look first: a hit allocates and reserves nothing.
-        if let Some(stored) = self.raw.find(id) {
-            return Ok(compare(stored, bytes, on_conflict));
-        }
-        self.bytes.reserve(bytes.len())?;
-        let inserted = self.raw.insert(id, bytes);
-        if !matches!(inserted, Ok(Inserted::New)) {
-            self.bytes.release(bytes.len());
-        }
-        match inserted {
-            Ok(Inserted::New) => Ok(Registered::Inserted),
-            Ok(Inserted::Found(stored)) => Ok(compare(stored, bytes, on_conflict)),
-            Err(_) => Err(Refusal::OutOfMemory),
-        }
+    fn intern(&self, key: Key<'_>, conflicts: ConflictSink<'_>) -> Interned {
+        intern_by_id(&mut &*self, key, conflicts)
     }
 
-    fn with_entry<R>(&self, id: u64, f: impl FnOnce(&[u8]) -> R) -> Option<R> {
+    fn resolve<R>(&self, id: u64, f: impl FnOnce(&[u8]) -> R) -> Option<R> {
         self.raw.find(id).map(f)
     }
 
-    /// No copy: `with_entry` holds no lock while `f` runs.
-    fn with_entry_unlocked<R>(&self, id: u64, f: impl FnOnce(&[u8]) -> R) -> Option<R> {
-        self.with_entry(id, f)
+    /// No copy: `resolve` holds no lock while `f` runs.
+    fn resolve_unlocked<R>(&self, id: u64, f: impl FnOnce(&[u8]) -> R) -> Option<R> {
+        self.resolve(id, f)
     }
 
-    fn visit_since(&self, from: usize, f: impl FnMut(u64, &[u8])) -> Option<usize> {
+    fn walk(&self, from: usize, f: impl FnMut(u64, &[u8])) -> Option<usize> {
         if !self.open.is_open() {
             return None;
         }

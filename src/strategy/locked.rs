@@ -1,6 +1,6 @@
 //! The reference's protocol over a choice of reader-writer lock: one lock
 //! per NC around a `hashbrown` map of id → owned bytes, taken for write on
-//! every register (hit or miss) and for read to look up and to merge, under
+//! every intern (hit or miss) and for read to look up and to merge, under
 //! the db's global `RwLock` taken for read across the whole-array merge.
 //!
 //! The protocol is written once ([`LockedShard`] over any [`NcLock`]); each
@@ -16,9 +16,11 @@
 
 use core::ops::{Deref, DerefMut};
 
-use super::imp::{IdSource, Refusal, Sealed, Shard, ShardConfig, ShardStats};
-use super::parts::{check_cap, compare, try_copy};
-use super::{Registered, Strategy};
+use super::imp::{
+    Batch, ConflictSink, Interned, Key, Refusal, Sealed, Shard, ShardConfig, ShardStats,
+};
+use super::parts::{check_cap, intern_by_id, try_copy, Found, IdMap};
+use super::Strategy;
 use crate::sync;
 
 /// A reader-writer lock that can guard one NC's [`LockedTable`]. Acquiring
@@ -47,7 +49,7 @@ pub struct LockedTable {
     /// The reference's state byte (`2` = closed), read under the NC lock.
     open: bool,
     map: hashbrown::HashMap<u64, Box<[u8]>>,
-    /// The ids in insertion order, for `visit_since`.
+    /// The ids in insertion order, for `walk`.
     order: Vec<u64>,
     bytes: usize,
     byte_cap: usize,
@@ -158,11 +160,43 @@ impl NcLock for sync::ParkingLotRwLock<LockedTable> {
     }
 }
 
+impl IdMap for LockedTable {
+    fn check_open(&self) -> Result<(), Refusal> {
+        if self.open {
+            Ok(())
+        } else {
+            Err(Refusal::Closed)
+        }
+    }
+
+    fn get<R>(&self, id: u64, f: impl FnOnce(&[u8]) -> R) -> Option<R> {
+        self.map.get(&id).map(|stored| f(stored))
+    }
+
+    /// Never races: the caller holds the write lock.
+    fn insert<R>(&mut self, id: u64, bytes: &[u8], _found: impl FnOnce(&[u8]) -> R) -> Found<R> {
+        check_cap(self.bytes, self.byte_cap, bytes.len())?;
+        // Allocate before touching the map, and fallibly, so that running out
+        // of memory is an error that leaves the table as it was.
+        let owned = try_copy(bytes)?;
+        self.map.try_reserve(1).map_err(|_| Refusal::OutOfMemory)?;
+        self.order
+            .try_reserve(1)
+            .map_err(|_| Refusal::OutOfMemory)?;
+        self.map.insert(id, owned);
+        self.order.push(id);
+        self.bytes += bytes.len();
+        Ok(None)
+    }
+}
+
 /// One NC's shard under a locked strategy.
 #[derive(Debug)]
 pub struct LockedShard<L> {
     inner: L,
 }
+
+impl<L: NcLock> Batch for LockedShard<L> {}
 
 impl<L: NcLock> Shard for LockedShard<L> {
     const GLOBAL_MERGE_LOCK: bool = true;
@@ -183,40 +217,21 @@ impl<L: NcLock> Shard for LockedShard<L> {
         })
     }
 
-    fn register(
-        &self,
-        id: u64,
-        bytes: &[u8],
-        _source: IdSource,
-        on_conflict: impl FnOnce(&[u8]),
-    ) -> Result<Registered, Refusal> {
-        let mut table = self.inner.write();
-        if !table.open {
-            return Err(Refusal::Closed);
-        }
-        if let Some(stored) = table.map.get(&id) {
-            return Ok(compare(stored, bytes, on_conflict));
-        }
-        check_cap(table.bytes, table.byte_cap, bytes.len())?;
-        // Allocate before touching the map, and fallibly, so that running out
-        // of memory is an error that leaves the table as it was.
-        let owned = try_copy(bytes)?;
-        table.map.try_reserve(1).map_err(|_| Refusal::OutOfMemory)?;
-        table
-            .order
-            .try_reserve(1)
-            .map_err(|_| Refusal::OutOfMemory)?;
-        table.map.insert(id, owned);
-        table.order.push(id);
-        table.bytes += bytes.len();
-        Ok(Registered::Inserted)
+    fn intern(&self, key: Key<'_>, conflicts: ConflictSink<'_>) -> Interned {
+        // The id first, outside the lock; then the write lock, hit or miss.
+        let id = key.id()?;
+        intern_by_id(
+            &mut *self.inner.write(),
+            Key::with_id(key.bytes, id, key.source()),
+            conflicts,
+        )
     }
 
-    fn with_entry<R>(&self, id: u64, f: impl FnOnce(&[u8]) -> R) -> Option<R> {
+    fn resolve<R>(&self, id: u64, f: impl FnOnce(&[u8]) -> R) -> Option<R> {
         self.inner.read().map.get(&id).map(|b| f(b))
     }
 
-    fn visit_since(&self, from: usize, mut f: impl FnMut(u64, &[u8])) -> Option<usize> {
+    fn walk(&self, from: usize, mut f: impl FnMut(u64, &[u8])) -> Option<usize> {
         let table = self.inner.read();
         if !table.open {
             return None;

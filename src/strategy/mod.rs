@@ -83,7 +83,7 @@ pub trait Strategy: imp::Sealed + Send + Sync + Sized + 'static {
     /// never by its name. `true` for `ArcSwapStrategy` only.
     const COPY_ON_WRITE: bool = false;
     /// One NC's storage. Its interface is private to the crate.
-    type Shard: imp::Shard;
+    type Shard: imp::Shard + imp::Batch;
 }
 
 /// What registering an (id, bytes) pair did.
@@ -104,8 +104,15 @@ pub(crate) mod imp {
     //! The shard interface. The module is private, so its items are
     //! nameable only inside the crate: the strategy trait is sealed and
     //! nothing here is public API.
+    //!
+    //! [`Shard`] is what every strategy implements: intern, lookup,
+    //! resolve, walk, and the NC's open flag and counters. [`Batch`] is the
+    //! optional fast path of `intern_batch`, one by one unless a strategy
+    //! overrides it.
 
     use super::Registered;
+    use crate::conflict::ConflictLog;
+    use crate::id::get_id;
 
     /// Implemented by the strategies this crate ships, and only by them.
     pub trait Sealed {}
@@ -122,6 +129,8 @@ pub(crate) mod imp {
     /// Why a shard refused an insert.
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     pub enum Refusal {
+        /// The name is empty, which no shard stores.
+        EmptyName,
         /// The shard is closed.
         Closed,
         /// The byte cap would be exceeded.
@@ -135,7 +144,7 @@ pub(crate) mod imp {
         OutOfMemory,
     }
 
-    /// Where the id given to [`Shard::register`] comes from.
+    /// Where a [`Key`]'s id comes from.
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     pub enum IdSource {
         /// The db's id of the bytes (`intern`, or a caller's id that
@@ -146,27 +155,102 @@ pub(crate) mod imp {
         Caller,
     }
 
-    /// What a [`Shard::find_hit`] that missed learned about the bytes, handed
-    /// to [`Shard::register_after_miss`] so that the miss need not work it
-    /// out again: for the optimistic shard, the bytes' hash (its placement
-    /// in the by-bytes index); nothing for the others.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-    pub struct Probe(pub(crate) Option<u64>);
-
-    impl Probe {
-        /// A probe that learned nothing (no probe, or a strategy without one).
-        pub const NONE: Probe = Probe(None);
-    }
-
-    /// A name a batch's lookups missed, for [`Shard::register_misses`]:
-    /// its bytes and the db's id of them.
-    #[derive(Debug, Clone, Copy, Default)]
-    pub struct Miss<'a> {
-        /// The db's id of `bytes`.
-        pub id: u64,
+    /// A name to intern, and its id: the db's id of the bytes, computed
+    /// only when a shard asks ([`id`](Self::id): a hit of the optimistic
+    /// shard never does), or one already known.
+    #[derive(Debug, Clone, Copy)]
+    pub struct Key<'a> {
         /// The name.
         pub bytes: &'a [u8],
+        id: KeyId,
     }
+
+    #[derive(Debug, Clone, Copy)]
+    enum KeyId {
+        /// `((get_id(bytes) - 1) & mask) + 1`, when asked.
+        Hash { mask: u64 },
+        /// Known already.
+        Known { id: u64, source: IdSource },
+    }
+
+    impl<'a> Key<'a> {
+        /// `bytes` under the db's id of them, narrowed by `mask` (the db's
+        /// [`id_mask`](crate::Config)).
+        #[inline]
+        pub fn hashed(bytes: &'a [u8], mask: u64) -> Self {
+            Key {
+                bytes,
+                id: KeyId::Hash { mask },
+            }
+        }
+
+        /// `bytes` under `id`, which `source` says is or is not the db's id
+        /// of them.
+        #[inline]
+        pub fn with_id(bytes: &'a [u8], id: u64, source: IdSource) -> Self {
+            Key {
+                bytes,
+                id: KeyId::Known { id, source },
+            }
+        }
+
+        /// Whether the id is the db's id of the bytes.
+        #[inline]
+        pub fn source(&self) -> IdSource {
+            match self.id {
+                KeyId::Hash { .. } => IdSource::Hash,
+                KeyId::Known { source, .. } => source,
+            }
+        }
+
+        /// The id, or `EmptyName`: no shard stores the empty name.
+        #[inline]
+        pub fn id(&self) -> Result<u64, Refusal> {
+            if self.bytes.is_empty() {
+                return Err(Refusal::EmptyName);
+            }
+            Ok(match self.id {
+                KeyId::Hash { mask } => ((get_id(self.bytes) - 1) & mask) + 1,
+                KeyId::Known { id, .. } => id,
+            })
+        }
+    }
+
+    impl Default for Key<'_> {
+        fn default() -> Self {
+            Key::with_id(&[], 0, IdSource::Hash)
+        }
+    }
+
+    /// Where a shard records a conflict (one id, other bytes): its NC's
+    /// conflict log, within the db's budget.
+    #[derive(Debug, Clone, Copy)]
+    pub struct ConflictSink<'a> {
+        log: &'a ConflictLog,
+        budget: usize,
+        nc: usize,
+    }
+
+    impl<'a> ConflictSink<'a> {
+        /// NC `nc`'s `log`, charged within `budget` bytes.
+        #[inline]
+        pub(crate) fn new(log: &'a ConflictLog, budget: usize, nc: usize) -> Self {
+            ConflictSink { log, budget, nc }
+        }
+
+        /// Records that `id`, held as `kept`, was asked for `rejected`.
+        pub(crate) fn record(&self, id: u64, kept: &[u8], rejected: &[u8]) {
+            self.log.record(self.budget, self.nc, id, kept, rejected);
+        }
+    }
+
+    /// What [`Shard::intern`] answers: the key's id and what interning it
+    /// did, or why the shard refused it.
+    pub(crate) type Interned = Result<(u64, Registered), Refusal>;
+
+    /// What [`Batch::intern_misses`] answers: all interned, or the index of
+    /// the first refused and why.
+    pub(crate) type Misses = Result<(), (usize, Refusal)>;
 
     /// Entries and bytes held by one shard.
     #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -188,7 +272,7 @@ pub(crate) mod imp {
         /// Whether a snapshot must hold the db's global lock for read across
         /// the whole-array merge, and an open/close must hold it for write
         /// (the reference protocol).
-        const GLOBAL_MERGE_LOCK: bool;
+        const GLOBAL_MERGE_LOCK: bool = false;
 
         /// The alignment of the NC's context that holds the shard (its
         /// first field): [`LineAligned`] for a shard whose first fields are
@@ -201,99 +285,31 @@ pub(crate) mod imp {
         /// entries allocated fallibly: `Err(OutOfMemory)` if it cannot be.
         fn new(config: &ShardConfig) -> Result<Self, Refusal>;
 
-        /// Registers `id → bytes`. `on_conflict` is called with the stored
-        /// bytes when the shard already maps `id` to other bytes; it runs
-        /// where the reference logs (for lock strategies, under the lock).
-        fn register(
-            &self,
-            id: u64,
-            bytes: &[u8],
-            source: IdSource,
-            on_conflict: impl FnOnce(&[u8]),
-        ) -> Result<Registered, Refusal>;
+        /// Interns `key`: its id, and whether it was inserted, already
+        /// present, or in conflict with other bytes under its id (recorded
+        /// in `conflicts` where the reference logs: for lock strategies,
+        /// under the lock). Refusals come in the order empty name, closed,
+        /// cap, memory.
+        fn intern(&self, key: Key<'_>, conflicts: ConflictSink<'_>) -> Interned;
 
-        /// [`register`](Self::register) of the db's id of `bytes`
-        /// (`IdSource::Hash`) right after [`find_hit`](Self::find_hit)
-        /// missed with `probe`: a strategy whose `register` would probe the
-        /// same way first skips that probe, and reuses what the probe
-        /// computed. The default is `register`.
-        #[inline]
-        fn register_after_miss(
-            &self,
-            id: u64,
-            bytes: &[u8],
-            probe: Probe,
-            on_conflict: impl FnOnce(&[u8]),
-        ) -> Result<Registered, Refusal> {
-            let _ = probe;
-            self.register(id, bytes, IdSource::Hash, on_conflict)
-        }
-
-        /// [`register_after_miss`](Self::register_after_miss) of each of
-        /// `misses`, in order, with no probe: what a batch's lookups missed.
-        /// `on_conflict` gets the index in `misses` with the kept bytes. Stops
-        /// at the first refusal, with its index: the misses before it are
-        /// registered, none after it. A strategy with a writer lock takes it
-        /// once for all of them; the default registers them one by one.
-        fn register_misses(
-            &self,
-            misses: &[Miss<'_>],
-            mut on_conflict: impl FnMut(usize, &[u8]),
-        ) -> Result<(), (usize, Refusal)> {
-            for (at, miss) in misses.iter().enumerate() {
-                self.register_after_miss(miss.id, miss.bytes, Probe::NONE, |kept| {
-                    on_conflict(at, kept)
-                })
-                .map_err(|refusal| (at, refusal))?;
-            }
-            Ok(())
-        }
-
-        /// The hit fast path: the id of `bytes` if the shard is open and
-        /// holds exactly `bytes` under the db's id of `bytes`, found without
-        /// blocking and, where the strategy can, without hashing. Otherwise
-        /// what the probe learned, for
-        /// [`register_after_miss`](Self::register_after_miss). A strategy
-        /// with no such path never finds, and every intern goes through
-        /// `register`.
-        #[inline]
-        fn find_hit(&self, _bytes: &[u8]) -> Result<u64, Probe> {
-            Err(Probe::NONE)
-        }
-
-        /// [`find_hit`](Self::find_hit) for an open or a closed shard, for
-        /// `lookup`: the id of `bytes` if the shard holds exactly `bytes`
-        /// under the db's id of `bytes` and finds it without blocking. `None`
-        /// is no answer (the caller asks [`with_entry`](Self::with_entry));
-        /// the default never answers.
-        #[inline]
-        fn find_present(&self, _bytes: &[u8]) -> Option<u64> {
-            None
-        }
-
-        /// [`find_hit`](Self::find_hit) for each of `names`, writing the id
-        /// or `0` (not found) to `ids` (of the same length). A strategy that
-        /// can overlap the lookups' cache misses does so.
-        #[inline]
-        fn find_hits<B: AsRef<[u8]>>(&self, names: &[B], ids: &mut [u64]) {
-            for (name, id) in names.iter().zip(ids) {
-                *id = self.find_hit(name.as_ref()).unwrap_or(0);
-            }
+        /// The id of `key` if the shard, open or closed, holds exactly its
+        /// bytes under it; never inserts.
+        fn lookup(&self, key: Key<'_>) -> Option<u64> {
+            lookup_by_id(self, key)
         }
 
         /// Calls `f` with the bytes stored under `id`, if any. `f` may run
         /// under a lock of the shard: it must not call back into the db.
-        fn with_entry<R>(&self, id: u64, f: impl FnOnce(&[u8]) -> R) -> Option<R>;
+        fn resolve<R>(&self, id: u64, f: impl FnOnce(&[u8]) -> R) -> Option<R>;
 
-        /// [`with_entry`](Self::with_entry) for a caller's callback, which
-        /// may call back into the db, the same NC included (intern, close,
+        /// [`resolve`](Self::resolve) for a caller's callback, which may
+        /// call back into the db, the same NC included (intern, close,
         /// open): `f` runs with no lock of the shard held. The default
-        /// copies the bytes out first, which is right for every strategy;
-        /// one whose `with_entry` holds no lock while `f` runs, or can take
-        /// a reference count, overrides it.
+        /// copies the bytes out first; a strategy whose `resolve` holds no
+        /// lock while `f` runs, or can take a reference count, overrides it.
         #[inline]
-        fn with_entry_unlocked<R>(&self, id: u64, f: impl FnOnce(&[u8]) -> R) -> Option<R> {
-            self.with_entry(id, |stored| Box::<[u8]>::from(stored))
+        fn resolve_unlocked<R>(&self, id: u64, f: impl FnOnce(&[u8]) -> R) -> Option<R> {
+            self.resolve(id, |stored| Box::<[u8]>::from(stored))
                 .map(|bytes| f(&bytes))
         }
 
@@ -303,7 +319,7 @@ pub(crate) mod imp {
         /// entry visited)`; returns `None` for a closed shard, visiting
         /// nothing. The open check and the walk are one critical section, so
         /// a shard is walked wholly or not at all.
-        fn visit_since(&self, from: usize, f: impl FnMut(u64, &[u8])) -> Option<usize>;
+        fn walk(&self, from: usize, f: impl FnMut(u64, &[u8])) -> Option<usize>;
 
         /// Opens or closes the shard. Closing keeps the entries.
         fn set_open(&self, open: bool);
@@ -313,5 +329,41 @@ pub(crate) mod imp {
 
         /// Entries and bytes stored.
         fn stats(&self) -> ShardStats;
+    }
+
+    /// [`Shard::lookup`] by the key's id: whether the shard stores exactly
+    /// its bytes under it.
+    pub(crate) fn lookup_by_id(shard: &impl Shard, key: Key<'_>) -> Option<u64> {
+        let id = key.id().ok()?;
+        shard
+            .resolve(id, |stored| stored == key.bytes)?
+            .then_some(id)
+    }
+
+    /// `intern_batch`'s fast path. The defaults find nothing without a
+    /// lock and intern the misses one by one; a strategy that can overlap
+    /// the lookups' cache misses, or take its lock once for many misses,
+    /// overrides them.
+    pub trait Batch: Shard {
+        /// The id of each of `names` that the shard finds open and holding
+        /// it under the db's id of its bytes, without blocking, or `0`,
+        /// into `ids` (of the same length).
+        #[inline]
+        fn find_hits<B: AsRef<[u8]>>(&self, names: &[B], ids: &mut [u64]) {
+            let _ = names;
+            ids.fill(0);
+        }
+
+        /// [`intern`](Shard::intern) of each of `misses` (non-empty names
+        /// under the db's id of them, which the batch's lookups missed), in
+        /// order. Stops at the first refusal, with its index: the misses
+        /// before it are interned, none after it.
+        fn intern_misses(&self, misses: &[Key<'_>], conflicts: ConflictSink<'_>) -> Misses {
+            for (at, key) in misses.iter().enumerate() {
+                self.intern(*key, conflicts)
+                    .map_err(|refusal| (at, refusal))?;
+            }
+            Ok(())
+        }
     }
 }

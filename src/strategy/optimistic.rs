@@ -7,11 +7,12 @@
 //! finding conflicts under the NC's writer lock.
 
 use super::imp::{
-    IdSource, LineAligned, Miss, Probe, Refusal, Sealed, Shard, ShardConfig, ShardStats,
+    lookup_by_id, Batch, ConflictSink, IdSource, Interned, Key, LineAligned, Misses, Refusal,
+    Sealed, Shard, ShardConfig, ShardStats,
 };
 use super::parts::{check_cap, compare};
 use super::{Registered, Strategy};
-use crate::raw::{Entry, RawShard, WriteGuard};
+use crate::raw::{RawShard, WriteGuard};
 
 /// The optimistic strategy: when the string is already in the NC's shard
 /// (the common case on a trace-emission path), `intern` takes no lock, does
@@ -67,7 +68,6 @@ const _: () = {
 };
 
 impl Shard for OptimisticShard {
-    const GLOBAL_MERGE_LOCK: bool = false;
     type ContextAlign = LineAligned;
 
     fn new(config: &ShardConfig) -> Result<Self, Refusal> {
@@ -77,116 +77,46 @@ impl Shard for OptimisticShard {
         })
     }
 
-    /// The hit path: acquire loads only (`is_open`, `find_hashed`), no
-    /// lock, no read-modify-write, no store. A miss hands on the bytes'
-    /// hash, which the insert places the entry by.
+    /// The hit path, inlined into the caller: acquire loads only
+    /// (`is_open`, `find_hashed`), no lock, no read-modify-write, no store,
+    /// and no SipHash. A miss hands the bytes' hash, which the insert
+    /// places the entry by, to the locked path. The by-bytes index holds
+    /// only entries stored under the hash of their bytes, so a caller's
+    /// other id always takes the lock.
     #[inline]
-    fn find_hit(&self, bytes: &[u8]) -> Result<u64, Probe> {
-        if !self.raw.is_open() {
-            return Err(Probe::NONE);
-        }
-        self.raw
-            .find_hashed(bytes)
-            .map(Entry::id)
-            .map_err(|hash| Probe(Some(hash)))
-    }
-
-    /// The hit path without the open check: `lookup` of a present name
-    /// takes no lock.
-    #[inline]
-    fn find_present(&self, bytes: &[u8]) -> Option<u64> {
-        self.raw.find_by_bytes(bytes).map(Entry::id)
-    }
-
-    fn find_hits<B: AsRef<[u8]>>(&self, names: &[B], ids: &mut [u64]) {
-        if self.raw.is_open() {
-            self.raw.find_ids_by_bytes(names, ids);
+    fn intern(&self, key: Key<'_>, conflicts: ConflictSink<'_>) -> Interned {
+        let placed = if key.source() == IdSource::Hash && self.raw.is_open() {
+            match self.raw.find_hashed(key.bytes) {
+                Ok(entry) => return Ok((entry.id(), Registered::AlreadyPresent)),
+                Err(hash) => Some(hash),
+            }
         } else {
-            ids.fill(0);
+            None
+        };
+        intern_miss(self, key, placed, conflicts)
+    }
+
+    /// The hit path without the open check, so `lookup` of a present name
+    /// takes no lock; a name it misses is looked up by its id.
+    fn lookup(&self, key: Key<'_>) -> Option<u64> {
+        match self.raw.find_by_bytes(key.bytes) {
+            Some(entry) => Some(entry.id()),
+            None => lookup_by_id(self, key),
         }
     }
 
-    #[inline]
-    fn register(
-        &self,
-        id: u64,
-        bytes: &[u8],
-        source: IdSource,
-        on_conflict: impl FnOnce(&[u8]),
-    ) -> Result<Registered, Refusal> {
-        // Lock-free first, as in `find_hit`, where that can answer: the
-        // by-bytes index holds only entries stored under the hash of their
-        // bytes, so a caller's other id always takes the lock.
-        if !self.raw.is_open() {
-            return Err(Refusal::Closed);
-        }
-        if source == IdSource::Caller {
-            return register_miss(self, id, bytes, None, on_conflict);
-        }
-        match self.raw.find_hashed(bytes) {
-            Ok(_) => Ok(Registered::AlreadyPresent),
-            Err(hash) => register_miss(self, id, bytes, Some(hash), on_conflict),
-        }
-    }
-
-    /// `find_hit` just missed: straight to the lock (a second lock-free
-    /// probe would read the same bucket and miss again, but for an insert
-    /// in between, which the locked re-check finds anyway).
-    fn register_after_miss(
-        &self,
-        id: u64,
-        bytes: &[u8],
-        probe: Probe,
-        on_conflict: impl FnOnce(&[u8]),
-    ) -> Result<Registered, Refusal> {
-        let hash = probe.0.unwrap_or_else(|| self.raw.bytes_hash(bytes));
-        register_miss(self, id, bytes, Some(hash), on_conflict)
-    }
-
-    /// One writer lock for every miss: with two threads filling one NC,
-    /// the lock's line and what a miss writes (the log's end, the writer's
-    /// state, the counters) moved between cores for each miss. The bytes'
-    /// hashes are computed first, outside the lock, a step of them at a
-    /// time.
-    fn register_misses(
-        &self,
-        misses: &[Miss<'_>],
-        mut on_conflict: impl FnMut(usize, &[u8]),
-    ) -> Result<(), (usize, Refusal)> {
-        const STEP: usize = 64;
-        let mut hashes = [0u64; STEP];
-        for (step, misses) in misses.chunks(STEP).enumerate() {
-            let first = step * STEP;
-            for (hash, miss) in hashes.iter_mut().zip(misses) {
-                *hash = self.raw.bytes_hash(miss.bytes);
-            }
-            let mut writer = self.raw.write();
-            if !self.raw.is_open() {
-                return Err((first, Refusal::Closed));
-            }
-            for (at, (miss, &hash)) in misses.iter().zip(&hashes).enumerate() {
-                let at = first + at;
-                register_locked(self, &mut writer, miss.id, miss.bytes, Some(hash), |kept| {
-                    on_conflict(at, kept)
-                })
-                .map_err(|refusal| (at, refusal))?;
-            }
-        }
-        Ok(())
-    }
-
-    fn with_entry<R>(&self, id: u64, f: impl FnOnce(&[u8]) -> R) -> Option<R> {
+    fn resolve<R>(&self, id: u64, f: impl FnOnce(&[u8]) -> R) -> Option<R> {
         // `find_by_id` holds no lock when it returns: `f` may call back into
         // the db.
         self.raw.find_by_id(id).map(|entry| f(entry.bytes()))
     }
 
-    /// No copy: `with_entry` already calls `f` with no lock held.
-    fn with_entry_unlocked<R>(&self, id: u64, f: impl FnOnce(&[u8]) -> R) -> Option<R> {
-        self.with_entry(id, f)
+    /// No copy: `resolve` already calls `f` with no lock held.
+    fn resolve_unlocked<R>(&self, id: u64, f: impl FnOnce(&[u8]) -> R) -> Option<R> {
+        self.resolve(id, f)
     }
 
-    fn visit_since(&self, from: usize, mut f: impl FnMut(u64, &[u8])) -> Option<usize> {
+    fn walk(&self, from: usize, mut f: impl FnMut(u64, &[u8])) -> Option<usize> {
         if !self.raw.is_open() {
             return None;
         }
@@ -214,29 +144,73 @@ impl Shard for OptimisticShard {
     }
 }
 
-/// The miss path, out of line so the hit path stays small: take the NC's
-/// writer lock, re-check by id (another thread may have inserted, the id may
-/// be held by other bytes, or a split may have hidden the entry from a
-/// lock-free probe), then insert. `by_bytes` is the bytes' hash
-/// ([`RawShard::bytes_hash`]) if `id` is the db's id of `bytes`
-/// (`IdSource::Hash`), so that the entry is indexed by its bytes too.
+impl Batch for OptimisticShard {
+    /// Pipelined: the lookups' cache misses overlap (`find_ids_by_bytes`).
+    fn find_hits<B: AsRef<[u8]>>(&self, names: &[B], ids: &mut [u64]) {
+        if self.raw.is_open() {
+            self.raw.find_ids_by_bytes(names, ids);
+        } else {
+            ids.fill(0);
+        }
+    }
+
+    /// One writer lock for a step of misses: with two threads filling one
+    /// NC, a lock per miss moved the lock's line and what a miss writes (the
+    /// log's end, the writer's state, the counters) between cores for each
+    /// one. The bytes' hashes are computed first, outside the lock.
+    fn intern_misses(&self, misses: &[Key<'_>], conflicts: ConflictSink<'_>) -> Misses {
+        const STEP: usize = 64;
+        let mut hashes = [0u64; STEP];
+        for (step, misses) in misses.chunks(STEP).enumerate() {
+            let first = step * STEP;
+            for (hash, miss) in hashes.iter_mut().zip(misses) {
+                *hash = self.raw.bytes_hash(miss.bytes);
+            }
+            let mut writer = self.raw.write();
+            if !self.raw.is_open() {
+                return Err((first, Refusal::Closed));
+            }
+            for (at, (miss, &hash)) in misses.iter().zip(&hashes).enumerate() {
+                let at = first + at;
+                miss.id()
+                    .and_then(|id| {
+                        register_locked(self, &mut writer, id, miss.bytes, Some(hash), conflicts)
+                    })
+                    .map_err(|refusal| (at, refusal))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The miss path, out of line so the hit path stays small: the id (outside
+/// the lock), then the NC's writer lock, a re-check by id (another thread
+/// may have inserted, the id may be held by other bytes, or a split may
+/// have hidden the entry from a lock-free probe), then the insert. `placed`
+/// is the bytes' hash ([`RawShard::bytes_hash`]) if the probe computed it.
 #[cold]
 #[inline(never)]
-fn register_miss(
+fn intern_miss(
     shard: &OptimisticShard,
-    id: u64,
-    bytes: &[u8],
-    by_bytes: Option<u64>,
-    on_conflict: impl FnOnce(&[u8]),
-) -> Result<Registered, Refusal> {
+    key: Key<'_>,
+    placed: Option<u64>,
+    conflicts: ConflictSink<'_>,
+) -> Interned {
+    let id = key.id()?;
+    // Indexed by its bytes too if `id` is the db's id of them.
+    let by_bytes = (key.source() == IdSource::Hash)
+        .then(|| placed.unwrap_or_else(|| shard.raw.bytes_hash(key.bytes)));
     let mut writer = shard.raw.write();
     if !shard.raw.is_open() {
         return Err(Refusal::Closed);
     }
-    register_locked(shard, &mut writer, id, bytes, by_bytes, on_conflict)
+    register_locked(shard, &mut writer, id, key.bytes, by_bytes, conflicts)
+        .map(|outcome| (id, outcome))
 }
 
-/// [`register_miss`] under the writer lock, the shard open.
+/// [`intern_miss`] under the writer lock, the shard open. `by_bytes` is the
+/// bytes' hash if `id` is the db's id of `bytes`, so that the entry is
+/// indexed by its bytes too.
 #[inline]
 fn register_locked(
     shard: &OptimisticShard,
@@ -244,10 +218,10 @@ fn register_locked(
     id: u64,
     bytes: &[u8],
     by_bytes: Option<u64>,
-    on_conflict: impl FnOnce(&[u8]),
+    conflicts: ConflictSink<'_>,
 ) -> Result<Registered, Refusal> {
     if let Some(entry) = writer.find_by_id(id) {
-        let outcome = compare(entry.bytes(), bytes, on_conflict);
+        let outcome = compare(entry.bytes(), bytes, id, conflicts);
         if outcome == Registered::AlreadyPresent && by_bytes.is_some() {
             writer
                 .index_by_bytes(entry)

@@ -1,22 +1,68 @@
 //! Parts the strategies share: the compare that tells a repeat from a
-//! conflict, an open flag and a byte budget for strategies with no lock
-//! around their state, fallible copies, and byte-cap checks.
+//! conflict, the intern of the comparison strategies (an id-keyed map), an
+//! open flag and a byte budget for strategies with no lock around their
+//! state, fallible copies, and byte-cap checks.
 
-use super::imp::Refusal;
+use super::imp::{ConflictSink, Interned, Key, Refusal};
 use super::Registered;
 use crate::sync::{AtomicBool, AtomicUsize, Ordering};
 
-/// What registering `bytes` found when the shard already stores `stored`
-/// under the id: the same string, or a conflict reported through
-/// `on_conflict`. One definition for every strategy.
+/// What interning `bytes` under `id` found when the shard already stores
+/// `stored` under it: the same string, or a conflict, recorded in
+/// `conflicts`. One definition for every strategy.
 #[inline]
-pub(crate) fn compare(stored: &[u8], bytes: &[u8], on_conflict: impl FnOnce(&[u8])) -> Registered {
+pub(crate) fn compare(
+    stored: &[u8],
+    bytes: &[u8],
+    id: u64,
+    conflicts: ConflictSink<'_>,
+) -> Registered {
     if crate::raw::bytes_eq(stored, bytes) {
         Registered::AlreadyPresent
     } else {
-        on_conflict(stored);
+        conflicts.record(id, stored, bytes);
         Registered::Conflict
     }
+}
+
+/// What [`IdMap::insert`] answers: `None` once inserted, `Some` of what an
+/// insert that raced it stored first, or why it refused.
+pub(crate) type Found<R> = Result<Option<R>, Refusal>;
+
+/// An NC's id-keyed map, as the comparison strategies hold it (under
+/// their lock, for the locked ones): what [`intern_by_id`] needs.
+pub(crate) trait IdMap {
+    /// `Err(Closed)` if the NC is closed.
+    fn check_open(&self) -> Result<(), Refusal>;
+
+    /// `f` of the bytes stored under `id`, if any.
+    fn get<R>(&self, id: u64, f: impl FnOnce(&[u8]) -> R) -> Option<R>;
+
+    /// Inserts `id → bytes` (after `get` found nothing): `None` once
+    /// inserted, or `Some(f(stored))` if an insert that raced this one
+    /// stored the id first.
+    fn insert<R>(&mut self, id: u64, bytes: &[u8], f: impl FnOnce(&[u8]) -> R) -> Found<R>;
+}
+
+/// The intern of every strategy keyed by id: the key's id (computed
+/// outside any lock: a locked strategy passes a key whose id is known),
+/// the open check, a lookup, then an insert, each found string compared.
+#[inline]
+pub(crate) fn intern_by_id(
+    map: &mut impl IdMap,
+    key: Key<'_>,
+    conflicts: ConflictSink<'_>,
+) -> Interned {
+    let (id, bytes) = (key.id()?, key.bytes);
+    map.check_open()?;
+    let found = |stored: &[u8]| compare(stored, bytes, id, conflicts);
+    let outcome = match map.get(id, found) {
+        Some(outcome) => outcome,
+        None => map
+            .insert(id, bytes, found)?
+            .unwrap_or(Registered::Inserted),
+    };
+    Ok((id, outcome))
 }
 
 /// An NC's open flag, for strategies whose state has no lock around it.

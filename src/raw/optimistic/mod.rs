@@ -21,5 +21,4 @@ mod shard;
 mod table;
 mod witness;
 
-pub(crate) use self::record::Entry;
 pub(crate) use self::shard::{RawShard, WriteGuard};
