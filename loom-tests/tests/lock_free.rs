@@ -195,7 +195,7 @@ fn lock_free_walk_races_insert() {
 }
 
 /// The first slot `id` probes in the 2-slot first table of loom builds
-/// (`src/raw/lock_free/table.rs`: `foldhash::fast::FixedState`), so that the
+/// (`src/raw/sizes.rs`: `Seeds`, `foldhash::fast::FixedState`), so that the
 /// model can pick a name that lands where it needs it.
 fn first_table_home(id: u64) -> usize {
     foldhash::fast::FixedState::default().hash_one(id) as usize & 1

@@ -1,5 +1,7 @@
 //! Reading names fast: prefetch hints, and equality of short byte strings.
 
+use crate::raw::sizes::FIXED_SEED;
+
 /// Hints the CPU to fetch the line at `addr` (a no-op where there is no such
 /// hint). Never faults, whatever the address.
 #[inline(always)]
@@ -32,8 +34,8 @@ pub(super) fn prefetch_span(bytes: &[u8]) {
 /// length's: their compare reads four 16-byte chunks that cover them,
 /// overlapping (the same chunks as [`hash_bytes`]), whatever their length,
 /// so that a vocabulary of mixed lengths does not mispredict a loop's exit.
-/// Always inlined: in a batch's lookups it was a call, 10 instructions a
-/// name of the 255 (`docs/history.md`).
+/// Always inlined: left to the compiler, batch lookups called it, a cost
+/// of its own on every name (`docs/history.md`).
 #[inline(always)]
 pub(crate) fn bytes_eq(a: &[u8], b: &[u8]) -> bool {
     let n = a.len();
@@ -180,18 +182,15 @@ unsafe fn read32(s: &[u8], at: usize) -> u32 {
 pub(crate) struct HashSeed([u64; 2]);
 
 impl HashSeed {
-    /// A fresh random seed (fixed in loom builds).
+    /// A fresh random seed ([`FIXED`](Self::FIXED) in loom builds:
+    /// [`FIXED_SEED`]).
     pub(crate) fn new() -> HashSeed {
-        #[cfg(not(interner_loom))]
-        {
-            use core::hash::BuildHasher;
-            let state = foldhash::fast::RandomState::default();
-            HashSeed([state.hash_one(0x5EED_u64), state.hash_one(0xF00D_u64)])
+        if FIXED_SEED {
+            return HashSeed::FIXED;
         }
-        #[cfg(interner_loom)]
-        {
-            HashSeed::FIXED
-        }
+        use core::hash::BuildHasher;
+        let state = foldhash::fast::RandomState::default();
+        HashSeed([state.hash_one(0x5EED_u64), state.hash_one(0xF00D_u64)])
     }
 
     /// The second operands' keys of [`hash_bytes`]' multiplies: seeded too.
@@ -201,7 +200,6 @@ impl HashSeed {
     }
 
     /// The seed of loom builds.
-    #[cfg(interner_loom)]
     pub(crate) const FIXED: HashSeed = HashSeed([0x243F_6A88_85A3_08D3, 0x1319_8A2E_0370_7344]);
 }
 

@@ -28,6 +28,7 @@ mod bytes;
 mod lock_free;
 mod once_box;
 mod optimistic;
+mod sizes;
 
 pub(crate) use self::bytes::bytes_eq;
 #[cfg(feature = "lock-free")]

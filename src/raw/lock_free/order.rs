@@ -14,25 +14,13 @@
 use core::ptr::{self, NonNull};
 
 use super::entry::{self, EntryRef, Header};
+use crate::raw::sizes::{FIRST_BITS, SEGMENTS};
 use crate::sync::{AtomicPtr, AtomicUsize, Ordering};
 
 /// Tag of a claimed position whose insert has not yet been decided.
 pub(crate) const PENDING: usize = 0b01;
 /// Tag of a position whose insert found its id already stored.
 pub(crate) const DEAD: usize = 0b10;
-
-/// The first segment's length, as a power of two (small in loom builds, so
-/// that models publish segments).
-#[cfg(not(interner_loom))]
-const FIRST_BITS: u32 = 4;
-#[cfg(interner_loom)]
-const FIRST_BITS: u32 = 1;
-/// Segments: enough for `2^(FIRST_BITS + SEGMENTS) - 2^FIRST_BITS`
-/// positions (over 10^12 outside loom builds).
-#[cfg(not(interner_loom))]
-const SEGMENTS: usize = 36;
-#[cfg(interner_loom)]
-const SEGMENTS: usize = 4;
 
 /// The segment and offset of position `p`: segment `k` holds
 /// `2^(FIRST_BITS + k)` positions.

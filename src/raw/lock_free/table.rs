@@ -23,36 +23,17 @@ use core::ptr::{self, NonNull};
 use super::entry::{EntryRef, Header};
 use super::order::{atomic_nulls, GetMutOrLoad};
 use crate::raw::alloc::{try_box, AllocError};
+use crate::raw::sizes::{Seeds, CHUNK, MIN_SLOTS};
 use crate::sync::{spin_loop, AtomicPtr, AtomicUsize, Ordering};
 
 /// The tag of a frozen slot.
 const FROZEN: usize = 0b1;
-
-/// Slots of the smallest table (2 in loom builds, so that models grow).
-#[cfg(not(interner_loom))]
-const MIN_SLOTS: usize = 8;
-#[cfg(interner_loom)]
-const MIN_SLOTS: usize = 2;
-
-/// Slots one insert migrates when it meets a growing table.
-#[cfg(not(interner_loom))]
-const CHUNK: usize = 64;
-#[cfg(interner_loom)]
-const CHUNK: usize = 1;
 
 /// A frozen free slot.
 #[inline]
 fn frozen_null() -> *mut Header {
     ptr::without_provenance_mut(FROZEN)
 }
-
-/// The hasher placing ids: seeded per shard, so that caller-chosen ids (not
-/// hashes) cannot be crafted to share a probe sequence; fixed in loom
-/// builds, so that models can pick where names land.
-#[cfg(not(interner_loom))]
-type Seeds = foldhash::fast::RandomState;
-#[cfg(interner_loom)]
-type Seeds = foldhash::fast::FixedState;
 
 /// A slot's value. Acquire: pairs with the release that placed or froze it:
 /// an entry is complete, a frozen slot's next table published.

@@ -4,8 +4,8 @@
 
 use core::ptr::{self, NonNull};
 
-use super::table::{SEGMENT_BUCKETS, WORDS};
 use crate::raw::alloc::{try_boxed_slice, AllocError};
+use crate::raw::sizes::{SEGMENT_BUCKETS, WORDS};
 use crate::sync::{AtomicPtr, AtomicU64};
 
 /// One 64-byte line: [`WORDS`] slot words and a link to an overflow bucket
@@ -34,8 +34,8 @@ impl Bucket {
 }
 
 /// [`Bucket::tag_matches`] in SSE2 (x86-64's baseline): the line in four
-/// loads and four compares, where seven loads and compares and the bits'
-/// assembly took 30 instructions of a 222-instruction hit. Miri and loom
+/// loads and four compares, where the portable form takes seven of each
+/// and assembles the bits one by one (`docs/history.md`). Miri and loom
 /// take the portable form, whose loads they model.
 #[cfg(all(
     target_arch = "x86_64",
@@ -233,8 +233,8 @@ impl TableWriter {
 
     /// Makes sure the writer holds at least `count` empty overflow buckets,
     /// taking fresh ones from the pools if it must. Inline for the common
-    /// case, a spare already held: every insert asks for one, and at 10^5
-    /// entries about one in twelve links one.
+    /// case, a spare already held: every insert asks for one, and few link
+    /// one.
     #[inline]
     pub(super) fn stock_spares(&mut self, count: usize) -> Result<(), AllocError> {
         if self.spares() >= count {

@@ -4,39 +4,29 @@
 //!
 //! A miss must know whether its id is in the shard already (its own entry,
 //! hidden from the lock-free probe by a split, or another string's: a
-//! conflict). The filter answers "certainly not" for almost every new id
-//! from one word in a small, cache-resident bit array, and then the miss
-//! reads and writes nothing of the map. A lookup by id under the writer
-//! lock asks the filter first too; one that gets a "maybe" (a present id,
-//! or one in 6 to 40 new ones) looks among the entries the map lacks, which
-//! the filter keeps with their id hashes, then in the map under the shared
-//! lock. The map takes the entries it lacks [`CATCH_UP`] at a time
-//! ([`IdMap::catch_up`]), inserted in one go, so that the cache misses of
-//! their inserts overlap instead of each miss waiting for its own (an
-//! insert into the map's slot array was a store miss that every miss's
-//! unlock waited for, `docs/history.md`), and so that a reader's walk of
-//! what the map lacks stays short.
+//! conflict). The filter, a blocked Bloom filter (two bits of one 64-bit
+//! word an id, 4 bits a slot of the map), answers "certainly not" for
+//! almost every new id, and then the miss touches nothing of the map. On a
+//! "maybe" (a present id, or a false positive: about one new id in 40 to
+//! one in 6 as the map fills) the writer looks among the entries the map
+//! lacks, kept with their id hashes, then in the map: never a wrong answer.
+//! The map takes the entries it lacks [`CATCH_UP`] at a time
+//! ([`IdMap::catch_up`]), in one go, so that the cache misses of their
+//! inserts overlap, and so that a reader's walk of what the map lacks stays
+//! short.
 //!
 //! Readers (`resolve`, `with_resolved`, a `lookup` the lock-free probe
-//! missed) take no exclusive lock: [`IdMap::find_shared`] looks in the map
-//! under the shard's shared lock, and then walks the log from where the map
-//! stops, without a lock, as a snapshot does.
-//!
-//! The filter is a blocked Bloom filter: each id sets two bits of one
-//! 64-bit word, and it has 4 to 8 bits for each entry the map has room for
-//! (its word count is a power of two, the map's room is not; a slot of the
-//! map is 5 bytes), so between about 12 and 4 bits an entry as the map
-//! fills: about one new id in 40 to one in 6.5 gets a false "maybe", which
-//! costs a scan of the entries the map lacks and a probe of the map under
-//! the shared lock, never a wrong answer. Readers do not ask
-//! the filter (it is the writer's, unsynchronised), so their lookup of an
-//! absent id costs the probe and the walk of what the map lacks. The map
-//! and the filter grow together, by half, rebuilt from one walk of the log.
+//! missed) take no exclusive lock and do not ask the filter (the writer's,
+//! unsynchronised): [`IdMap::find_shared`] looks in the map under the
+//! shard's shared lock, then walks the log from where the map stops,
+//! without a lock, as a snapshot does. The map and the filter grow
+//! together, by half, rebuilt from one walk of the log.
 
 use super::id_table::{IdTable, BATCH};
 use super::log::{Log, Ref};
 use crate::raw::alloc::{try_boxed_slice, AllocError};
 use crate::raw::bytes::prefetch;
+use crate::raw::sizes::CATCH_UP;
 use crate::sync::{self, RwLock};
 
 /// Map slots per 64-bit filter word: 4 bits a slot.
@@ -48,11 +38,6 @@ const FILTER_LOAD: usize = 16;
 fn grown(entries: usize) -> usize {
     entries.saturating_add(entries / 2)
 }
-
-/// Entries the writer lets wait for the map at most: what a reader walks
-/// past the map, beside entries appended while it walks. (Small in loom
-/// builds, so that the models reach the bringing-up-to-date.)
-pub(super) const CATCH_UP: usize = if cfg!(interner_loom) { 2 } else { 32 };
 
 /// The two bits of the filter word that a hash sets: from bits the word's
 /// index does not use (it takes the low ones).
@@ -180,8 +165,7 @@ impl IdFilter {
 /// of `log` (amortised growth), holding all of them, built by walking the
 /// log: its records are read in address order, where growing the map by
 /// moving its refs would read each record again for its id, in hash order,
-/// a cache miss apiece once the log outgrows the cache (13% of a miss's
-/// time at 10^6 entries with `hashbrown`'s rehash, `docs/history.md`).
+/// a cache miss apiece once the log outgrows the cache (`docs/history.md`).
 /// Readers keep the old map while this builds; on an allocation failure the
 /// caller keeps both old parts.
 pub(super) fn rebuilt(

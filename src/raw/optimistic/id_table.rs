@@ -2,36 +2,28 @@
 //! of 16 slots with a tag byte each, filled to 15/16 and never shrunk or
 //! emptied one value at a time.
 //!
-//! It replaces a `hashbrown::HashTable<u32>`, whose bucket count is a power
-//! of two: its load fell to 7/16 after each growth, so the map took between
-//! 5.7 and 11.4 bytes an entry (10.5 at 10^6 entries). Here any number of
-//! groups can be made (a group is found by multiplying the hash's low 32
-//! bits by their count, not by masking), so the owner grows it by half,
-//! not by doubling: between 62% and 94% full, 5.3 to 8.0 bytes an entry
-//! (once a shard holds a hundred entries or so; one group, 80 bytes, is the
-//! least). Nothing is ever removed, so a probe stops at the first group
-//! with an empty slot and no slot needs a tombstone; probes go on to the
-//! next group (linear probing: at 15/16 full, with random hashes, a present
-//! value is found in about 1.4 groups on average and an absent one in about
-//! 8.7, with about one false tag match, a record read, on the way; only a
-//! reader's lookup of an id the shard lacks, or the writer's false "maybe"
-//! from the id filter, pays that). A group's 16 tags are compared at once
-//! (one SSE2 compare on x86-64).
+//! A `hashbrown::HashTable<u32>` has a power of two of buckets, so its load
+//! falls to 7/16 after each growth (5.7 to 11.4 bytes an entry). Here any
+//! number of groups can be made (a group is found by multiplying the hash's
+//! low 32 bits by their count, not by masking), so the owner grows it by
+//! half: between 62% and 94% full, 5.3 to 8.0 bytes an entry (one group,
+//! 80 bytes, at least). Nothing is ever removed, so a probe stops at the
+//! first group with an empty slot and no slot needs a tombstone; probes go
+//! on to the next group (linear probing: at 15/16 full, with random
+//! hashes, about 1.4 groups for a present value and 8.7 for an absent one,
+//! which only a reader's lookup of an id the shard lacks, or a false
+//! "maybe" from the id filter, pays). A group's 16 tags are compared at
+//! once (one SSE2 compare on x86-64).
 //!
 //! Plain data, no atomics: the map is written under its exclusive lock and
 //! read under the shared one (`by_id`).
 
 use crate::raw::alloc::{try_boxed_slice, AllocError};
 use crate::raw::bytes::prefetch;
+use crate::raw::sizes::FILL;
 
 /// Slots of a group.
 const GROUP: usize = 16;
-
-/// Of each group's slots, how many the table fills on average at most
-/// (15/16 of them): the owner grows it before (`room`). 7 in loom builds,
-/// so that a model's eighth insert rebuilds its shard's first map, as the
-/// models expect (`optimistic_resolve_races_rebuild`).
-const FILL: usize = if cfg!(interner_loom) { 7 } else { 15 };
 
 /// Inserts whose places [`IdTable::insert_all`] fetches before it makes
 /// any of them.

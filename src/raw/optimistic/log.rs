@@ -16,7 +16,7 @@
 //! Fixed-size slabs bound the memory allocated beyond the records to one
 //! partly filled slab per NC (plus a tail left unused when a record does not
 //! fit). An arena whose chunks double (`bumpalo`'s) leaves up to half of its
-//! newest chunk unused: at 10^6 names that was megabytes per NC.
+//! newest chunk unused.
 //!
 //! # Protocol
 //!
@@ -37,17 +37,12 @@ use super::record::{self, Entry};
 use super::witness::{Link, Witnesses};
 use crate::raw::alloc::{AllocError, RawBlock};
 use crate::raw::bytes::{prefetch, CACHE_LINE};
+use crate::raw::sizes::SLAB_BYTES;
 use crate::sync::{AtomicPtr, AtomicU32, AtomicUsize, Ordering};
 
-/// The size of a slab. Small in loom models, so that they cross slabs.
-#[cfg(not(interner_loom))]
-pub(crate) const SLAB_BYTES: usize = 16 * 1024;
-#[cfg(interner_loom)]
-pub(crate) const SLAB_BYTES: usize = 40;
-
 /// How far ahead of the record it reads a walk prefetches: about a dozen
-/// records (4 lines ahead measured 3% faster misses than none, 16 lines 6%,
-/// 32 lines no better than 16: `docs/history.md`).
+/// records, so that the walk's loads overlap instead of following one
+/// another (the distances tried: `docs/history.md`).
 const WALK_AHEAD: usize = 16 * CACHE_LINE;
 
 /// Bits of a [`Ref`] that hold the offset in the slab.

@@ -9,6 +9,8 @@
 //! filters on the hash without touching the record, and a split re-places a
 //! word without re-hashing its record. `0` is an empty slot.
 //!
+//! [`WORDS`]: crate::raw::sizes::WORDS
+//!
 //! Buckets live in segments of [`SEGMENT_BUCKETS`], found through a
 //! directory of segment pointers. Linear hashing: with `2^level + split`
 //! buckets, a key of hash `h` lives in bucket `h mod 2^level`, or in
@@ -51,41 +53,8 @@ use core::ptr::{self, NonNull};
 use super::blocks::{new_segment, Bucket, SegmentDir, TableWriter};
 use super::log::Ref;
 use crate::raw::alloc::AllocError;
+use crate::raw::sizes::{LOAD, SEGMENT_BUCKETS};
 use crate::sync::{AtomicPtr, AtomicU64, Ordering};
-
-/// Slot words per bucket; with the link, a bucket is one 64-byte line.
-/// Fewer in loom models, so that they overflow and split.
-#[cfg(not(interner_loom))]
-pub(crate) const WORDS: usize = 7;
-#[cfg(interner_loom)]
-pub(crate) const WORDS: usize = 2;
-
-/// Buckets per segment (4 KiB).
-#[cfg(not(interner_loom))]
-pub(super) const SEGMENT_BUCKETS: usize = 64;
-#[cfg(interner_loom)]
-pub(super) const SEGMENT_BUCKETS: usize = 1;
-
-/// Entries per bucket, on average, before a split. One in loom models, so
-/// that every insert past the first splits. Seven, a bucket's slots: with
-/// chains compacted on splits, 6 cost 0.7 to 0.8 bytes an entry more at
-/// 10^4 and 10^5 entries, and 5 another 1.6, for under 1% fewer
-/// instructions or cache misses a hit (`docs/history.md`).
-#[cfg(not(interner_loom))]
-pub(crate) const LOAD: usize = 7;
-#[cfg(interner_loom)]
-pub(crate) const LOAD: usize = 1;
-
-/// Buckets split in one go, so that the shape (on the line every hit reads)
-/// is written once per this many splits.
-#[cfg(not(interner_loom))]
-const SPLITS_PER_STEP: usize = 8;
-#[cfg(interner_loom)]
-const SPLITS_PER_STEP: usize = 1;
-
-// A step splits each bucket at most once: a table has at least
-// `SEGMENT_BUCKETS` buckets, so a level has at least that many to split.
-const _: () = assert!(SPLITS_PER_STEP <= SEGMENT_BUCKETS);
 
 /// A table may have at most `2^MAX_LEVEL` buckets: the slot word holds 32
 /// bits of hash.
@@ -271,8 +240,7 @@ impl Table {
         loop {
             // Every slot's tag is compared before any record is read, into
             // a mask without branches: a branch per slot would mispredict
-            // wherever the key's slot varies (a third of a hit's time on
-            // names in cache, `docs/history.md`).
+            // wherever the key's slot varies (`docs/history.md`).
             for slot in bucket.tag_matches(hash as u32) {
                 // Acquire: the record behind the ref was published before
                 // the word's release store. (The slot may have changed
@@ -440,6 +408,7 @@ impl Table {
 mod tests {
     use super::*;
     use crate::raw::alloc::refusals;
+    use crate::raw::sizes::WORDS;
 
     /// Whether the table finds every ref of `keys` (hash, ref bits).
     fn finds_all(table: &Table, keys: &[(u64, u32)]) -> bool {

@@ -19,7 +19,7 @@ pub(crate) use self::untracked::{Link, Witnesses};
 
 #[cfg(interner_loom)]
 mod tracked {
-    use super::super::log::SLAB_BYTES;
+    use crate::raw::sizes::SLAB_BYTES;
     use crate::sync::UnsafeCell;
 
     /// One witness per byte offset of a slab where a record may start (a

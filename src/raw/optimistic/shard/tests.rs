@@ -2,7 +2,7 @@
 //! a writer.
 
 use super::*;
-use crate::raw::optimistic::by_id::CATCH_UP;
+use crate::raw::sizes::CATCH_UP;
 
 /// Small under Miri, which is slow.
 const N: u64 = if cfg!(miri) { 300 } else { 5000 };

@@ -6,12 +6,11 @@
 use core::ptr::{self, NonNull};
 
 use super::super::blocks::{new_segment, Bucket, SegmentDir, TableWriter};
-use super::{
-    chain, moves, publish, Shape, Table, LOAD, MAX_LEVEL, SEGMENT_BUCKETS, SPLITS_PER_STEP, WORDS,
-};
+use super::{chain, moves, publish, Shape, Table, MAX_LEVEL};
 use crate::raw::alloc::AllocError;
 #[cfg(not(interner_loom))]
 use crate::raw::bytes::prefetch;
+use crate::raw::sizes::{LOAD, SEGMENT_BUCKETS, SPLITS_PER_STEP, WORDS};
 use crate::sync::{AtomicPtr, AtomicU64, Ordering};
 
 impl Table {
@@ -45,8 +44,8 @@ impl Table {
         // were stored before this release.
         self.shape.store(next.pack(), Ordering::Release);
         // The next step's source buckets: it comes some 40 inserts later,
-        // by when they have left the cache (reading them was half of an
-        // insert's time in the table at 10^6 entries, `docs/history.md`).
+        // by when they have left the cache, and reading them cold stalled
+        // the insert that splits (`docs/history.md`).
         // Not in loom builds: a hint, whose loads would only add
         // interleavings to the models.
         #[cfg(not(interner_loom))]

@@ -1,0 +1,83 @@
+//! Every size that loom builds (`--cfg interner_loom`) shrink, in one place
+//! (`sharded-slab`'s `cfg.rs` pattern). A loom model interns a handful of
+//! names, so these are cut until those few cross slabs, overflow and split
+//! buckets, grow directories, rebuild maps and grow tables: the paths the
+//! models must reach. Each is defined once, as
+//! `if cfg!(interner_loom) { loom's } else { the product's }`; the code that
+//! relies on a size keeps the checks it needs beside it.
+
+// The optimistic shard (`optimistic`).
+
+/// Bytes of a log slab (`log.rs`); 40 in loom builds, so that models cross
+/// slabs.
+pub(crate) const SLAB_BYTES: usize = if cfg!(interner_loom) { 40 } else { 16 * 1024 };
+
+/// Slot words of a by-bytes bucket (`table.rs`), which with its link make
+/// one 64-byte line; 2 in loom builds, so that models overflow buckets.
+pub(crate) const WORDS: usize = if cfg!(interner_loom) { 2 } else { 7 };
+
+/// Buckets of a by-bytes segment (`table.rs`), 4 KiB; 1 in loom builds, so
+/// that every split needs a segment and models grow the directory.
+pub(crate) const SEGMENT_BUCKETS: usize = if cfg!(interner_loom) { 1 } else { 64 };
+
+/// Entries per by-bytes bucket, on average, before a split (`table.rs`):
+/// a bucket's slots (why: `docs/history.md`); 1 in loom builds, so that
+/// every insert past the first splits.
+pub(crate) const LOAD: usize = if cfg!(interner_loom) { 1 } else { 7 };
+
+/// Buckets a growth step splits before it publishes the shape, which is on
+/// the line every hit reads (`table/growth.rs`); 1 in loom builds, so that
+/// every split publishes.
+pub(crate) const SPLITS_PER_STEP: usize = if cfg!(interner_loom) { 1 } else { 8 };
+
+// A step splits each bucket at most once: a table has at least
+// `SEGMENT_BUCKETS` buckets, so a level has at least that many to split.
+const _: () = assert!(SPLITS_PER_STEP <= SEGMENT_BUCKETS);
+
+/// Entries the writer lets wait for the by-id map at most (`by_id.rs`); 2
+/// in loom builds, so that models reach the map's catching up.
+pub(crate) const CATCH_UP: usize = if cfg!(interner_loom) { 2 } else { 32 };
+
+/// Slots of each 16 that the by-id table fills at most (`id_table.rs`); 7
+/// in loom builds, so that a model's eighth insert rebuilds its shard's
+/// first map (`optimistic_resolve_races_rebuild`).
+pub(crate) const FILL: usize = if cfg!(interner_loom) { 7 } else { 15 };
+
+/// Whether every shard's by-bytes and by-id placement uses
+/// `HashSeed::FIXED` (`bytes.rs`) instead of a random seed: in loom builds,
+/// so that models can pick names by where they land (`loom_placement`).
+pub(crate) const FIXED_SEED: bool = cfg!(interner_loom);
+
+// The lock-free strategy (`lock_free`).
+
+/// The first order segment's length as a power of two (`order.rs`); 1 in
+/// loom builds (2 positions), so that models publish segments.
+#[cfg(feature = "lock-free")]
+pub(crate) const FIRST_BITS: u32 = if cfg!(interner_loom) { 1 } else { 4 };
+
+/// Order segments (`order.rs`): room for `2^(FIRST_BITS + SEGMENTS) -
+/// 2^FIRST_BITS` positions, over 10^12; 4 in loom builds (30 positions,
+/// more than a model claims), so that an order's directory is four atomics
+/// for loom to track.
+#[cfg(feature = "lock-free")]
+pub(crate) const SEGMENTS: usize = if cfg!(interner_loom) { 4 } else { 36 };
+
+/// Slots of the smallest id table (`lock_free/table.rs`); 2 in loom builds,
+/// so that models grow the table.
+#[cfg(feature = "lock-free")]
+pub(crate) const MIN_SLOTS: usize = if cfg!(interner_loom) { 2 } else { 8 };
+
+/// Slots one insert migrates when it meets a growing id table
+/// (`lock_free/table.rs`); 1 in loom builds, so that racing inserts share
+/// a migration.
+#[cfg(feature = "lock-free")]
+pub(crate) const CHUNK: usize = if cfg!(interner_loom) { 1 } else { 64 };
+
+/// The hasher placing ids in the lock-free table (`lock_free/table.rs`):
+/// seeded per table, so that caller-chosen ids cannot be crafted to share a
+/// probe sequence; fixed in loom builds, so that models can pick where ids
+/// land. (A type, so a `cfg` pair.)
+#[cfg(all(feature = "lock-free", not(interner_loom)))]
+pub(crate) type Seeds = foldhash::fast::RandomState;
+#[cfg(all(feature = "lock-free", interner_loom))]
+pub(crate) type Seeds = foldhash::fast::FixedState;
