@@ -24,8 +24,9 @@ pub struct Conflict {
 /// Bytes of bookkeeping charged to the budget for each stored string (a
 /// rejected one, or an id's kept one), beside the string's own length: a
 /// 32-byte list slot (on 64-bit targets; a unit test checks it) and a table
-/// slot, each up to twice over while their vectors grow by doubling. `tests/memory.rs` checks that the log's measured
-/// heap stays within the budget, for long strings and short.
+/// slot, each up to twice over while their vectors grow by doubling.
+/// `tests/memory.rs` checks that the log's heap stays within the budget,
+/// for long strings and short.
 pub(crate) const RECORD_OVERHEAD: usize = 128;
 
 /// One recorded conflict, borrowed from the log.
@@ -57,8 +58,8 @@ impl ConflictRef<'_> {
 #[derive(Debug)]
 pub(crate) struct ConflictLog {
     /// Allocated at the first conflict: most NCs never see one, and the
-    /// list's empty tables are about 150 bytes, 38 KB over 256 NCs (3.4
-    /// bytes an entry for a db of 10,000 entries).
+    /// list's empty tables (about 150 bytes) would sit in every NC's
+    /// context (`docs/history.md`).
     /// (The budget is the db's, passed to [`record`](Self::record): held
     /// here it would take an NC's context from two cache lines to three.)
     inner: Mutex<Option<Box<ConflictList>>>,

@@ -139,11 +139,10 @@
 //! A miss takes the NC's lock, so threads that insert new names into one NC
 //! wait for each other; give them NCs of their own where they can, or
 //! intern in batches, which take the lock once for the misses of up to 64
-//! names. Memory
-//! beyond the strings is about 29 to 31 bytes an entry, and an NC that no
-//! call ever wrote to costs a pointer (its context is made by its first
-//! write). `docs/benchmarks.md` has the measured figures, peers side by side, and
-//! how to measure on your machine (`cargo bench`, and the contention harness
+//! names. An NC that no call ever wrote to costs a pointer (its context is
+//! made by its first write). `docs/benchmarks.md` has the figures, time
+//! and memory an entry, peers side by side, and how to measure on your
+//! machine (`cargo bench`, and the contention harness
 //! `cargo run --release -p perf`). Per-thread contention is counted
 //! in-process ([`contention`]).
 

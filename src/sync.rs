@@ -100,29 +100,14 @@ pub(crate) fn acquire_unpoisoned<G>(
 /// is tried again [`SPIN_TRIES`] times before the thread blocks, the
 /// spin-loop hints between tries doubling from 1 to [`MAX_BACKOFF`].
 ///
-/// The mutexes on hot paths are held for short sections (a miss's insert,
-/// a conflict's record), but `std`'s own spin before it sleeps (100 hints,
-/// about 2.6 µs on the 2-vCPU host of `docs/benchmarks.md`) is shorter
-/// than the longest common ones (a miss whose new slab or segment takes its
-/// first page faults), and once a waiter sleeps every unlock pays a
-/// `futex` wake. A waiter on a long section (the `arc-swap` strategy's
-/// copy) spins for at most these tries before it sleeps. Misses of 10^6
-/// new names into one NC: at 2 threads 8,000 voluntary context switches
-/// became 117 and the misses 23% cheaper; at 256 threads on 2 CPUs, 17,256
-/// became 1,307 and 10% cheaper (`docs/history.md`).
-///
-/// The waits between tries grow: a waiter that tried again at once took
-/// the lock as soon as its holder let it go, so two threads inserting into
-/// one NC took turns, and each insert found the NC's lines on the other
-/// core (a miss writes about seven; 60 to 87 ns each on the Xeon host).
-/// A waiter that backs off lets the holder, whose next miss comes a
-/// `get_id` later, take the lock again with those lines warm. Misses of
-/// 10^6 names into one NC, the harness, two runs each: at 2 threads 1.44
-/// and 1.55 million a second became 2.37 and 2.38 (batches 1.63 and 1.65
-/// became 3.51 and 3.55), at 256 threads 1.55 and 1.64 became 2.15 and
-/// 2.19, one thread unchanged, the 99th percentile of a batch's latency
-/// no worse. Not in loom builds: the retries would only add interleavings
-/// that `lock` already has.
+/// Spinning: hot sections (a miss's insert) are short, but some outlast
+/// `std`'s own spin (a miss whose new slab takes its first page faults),
+/// and once a waiter sleeps every unlock pays a `futex` wake. Backing off:
+/// a waiter that retried at once took the lock whenever its holder let it
+/// go, so two threads inserting into one NC took turns on cold lines;
+/// backing off lets the holder take it again with its lines warm. Measured:
+/// `docs/history.md` ("The writer lock"). Not in loom builds: the retries
+/// would only add interleavings that `lock` already has.
 pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     acquire(
         || mutex.try_lock(),
@@ -148,15 +133,13 @@ pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 /// How many times [`lock`] tries a held mutex again before it blocks:
-/// 2,303 spin-loop hints in all, about 23 µs on the Xeon host (a hint
-/// takes 10 ns there) and 60 µs on the AMD host (26 ns).
+/// 2,303 spin-loop hints in all (what that takes: `docs/history.md`).
 #[cfg(not(interner_loom))]
 const SPIN_TRIES: usize = 16;
 
-/// The most spin-loop hints [`lock`] waits between two tries (about 2.5 µs
-/// on the Xeon host): 32 tries with at most 128 measured the same at two
-/// and 256 threads, at most 4,096 more at two threads and less at 256, and
-/// twice the 99th percentile (`docs/history.md`).
+/// The most spin-loop hints [`lock`] waits between two tries: long enough
+/// for the holder to take the lock again for its next miss, short enough to
+/// keep a batch's tail latency down (the settings tried: `docs/history.md`).
 #[cfg(not(interner_loom))]
 const MAX_BACKOFF: usize = 256;
 

@@ -11,8 +11,9 @@ use crate::rusage::Switches;
 use crate::subjects::{Subject, SubjectName};
 use crate::workload::{ThreadInput, Workload};
 
-/// Operations timed together: `Instant::now()` costs about one intern, so
-/// latency is recorded per batch, as batch time / batch size.
+/// Operations timed together: an `Instant::now()` per operation would cost
+/// as much as the operation, so latency is recorded per batch, as batch
+/// time / batch size.
 pub const BATCH: usize = 64;
 
 /// Where the threads intern.
@@ -86,7 +87,7 @@ struct ThreadResult {
 /// The gate is a counter and a flag, not `std::sync::Barrier`: a barrier is a
 /// mutex and a condvar, and with 256 threads on 2 CPUs its wake-up becomes a
 /// lock convoy (released threads run hot loops and preempt each mutex holder
-/// in turn): it took 8 to 25 s to release 257 threads here.
+/// in turn), which takes seconds to release them all.
 pub fn run<T: Subject>(
     subject: &T,
     inputs: &[ThreadInput],

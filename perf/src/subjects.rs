@@ -5,8 +5,7 @@
 use std::sync::OnceLock;
 
 use interned_string_db::{
-    for_each_strategy, get_id, Config, DefaultStrategy, InternedStringDb, Strategy,
-    StrategyVisitor,
+    for_each_strategy, get_id, Config, DefaultStrategy, InternedStringDb, Strategy, StrategyVisitor,
 };
 
 use crate::peers;

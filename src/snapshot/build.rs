@@ -6,7 +6,7 @@
 //! partition's own. Then each partition, small enough to stay in cache, is
 //! copied aside, sorted, deduplicated and written back in id order, packed
 //! after the partitions before. Only the snapshot's own memory is freshly
-//! touched: on the VM measured, page faults cost more than any copy.
+//! touched: a page fault costs more than a copy.
 //!
 //! Large snapshots are finished by two threads, each over its own run of
 //! partitions, in its own span of the arrays; the seam is closed after.
@@ -31,9 +31,8 @@ const ENTRIES_PER_PART: usize = 4096;
 /// id order.
 const ID_BITS: u32 = ID_MASK.count_ones();
 
-/// Entries from which a snapshot is finished by two threads: on the 2-core
-/// VM measured, two were faster than one at 10^6 and took the same time at
-/// 10^5 (`docs/benchmarks.md`).
+/// Entries from which a snapshot is finished by two threads: below it, the
+/// second thread's start costs what it saves.
 const PARALLEL_FROM: usize = 1 << 16;
 
 /// Marks a staged record's start as in its partition's spill buffer.
