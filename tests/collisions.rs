@@ -257,6 +257,49 @@ fn first_string_survives_deltas_files_and_merges<S: Strategy>() {
         .any(|c| &*c.rejected == b"crafted_on_another_host" && &*c.kept == b"victim"));
 }
 
+/// Many names under few ids (a 10-bit test mask): ids collide within one
+/// of the optimistic log's slabs and across them (4,000 names of about 40
+/// bytes fill several), and the first name of each id is the one kept by
+/// `resolve`, every snapshot and the deltas that add up to them, whatever
+/// order a walk reads an NC's records in.
+fn first_wins_within_and_across_slabs<S: Strategy>() {
+    const MASK: u64 = (1 << 10) - 1;
+    let names = if S::COPY_ON_WRITE { 600 } else { 4_000 };
+    let db = InternedStringDb::<S>::with_config(
+        Config::new()
+            .ncs(2)
+            .conflict_budget(usize::MAX)
+            .narrow_id_mask_for_tests(MASK),
+    );
+    let mut first = std::collections::BTreeMap::new();
+    let mut cursor = Cursor::new();
+    let mut deltas = Vec::new();
+    for i in 0..names {
+        let name = common::name(0, i);
+        let id = db.intern(0, &name).unwrap();
+        first.entry(id).or_insert(name);
+        if i % 700 == 0 {
+            deltas.push(db.delta(&mut cursor));
+        }
+    }
+    deltas.push(db.delta(&mut cursor));
+    assert!(db.conflict_count() > 0, "the mask makes ids collide");
+    let snapshot = db.snapshot();
+    assert_eq!(snapshot.len(), first.len());
+    for (&id, name) in &first {
+        assert_eq!(snapshot.get_str(id), Some(name.as_str()), "id {id}");
+        assert_eq!(db.resolve(0, id).as_deref(), Some(name.as_bytes()));
+    }
+    for conflict in snapshot.conflicts() {
+        assert_eq!(*conflict.kept, *first[&conflict.id].as_bytes());
+    }
+    let merged = Snapshot::merge(&deltas);
+    assert_eq!(merged.len(), first.len(), "each id delivered once");
+    for (&id, name) in &first {
+        assert_eq!(merged.get_str(id), Some(name.as_str()), "delta of id {id}");
+    }
+}
+
 for_each_strategy!(
     conflict_is_recorded,
     conflict_across_shards_is_reported,
@@ -265,4 +308,5 @@ for_each_strategy!(
     crafted_collision_never_replaces_the_first_string,
     real_collision_keeps_the_first_string,
     first_string_survives_deltas_files_and_merges,
+    first_wins_within_and_across_slabs,
 );
