@@ -11,8 +11,8 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
 use interned_string_db::{
-    get_id, Config, Error, InternedStringDb, OptimisticStrategy, Registered, RwLockStrategy,
-    Strategy,
+    get_id, Config, Cursor, Error, InternedStringDb, OptimisticStrategy, Registered,
+    RwLockStrategy, Strategy,
 };
 use loom::sync::atomic::{AtomicBool, Ordering};
 use loom::sync::Arc;

@@ -1,52 +1,11 @@
-//! Fallible allocation of raw blocks (log slabs), freed on drop, and the
-//! one error every structure of `raw` answers when memory runs out.
+//! Fallible boxes and boxed slices, and the one error every structure of
+//! `raw` answers when memory runs out.
 
 /// Memory could not be allocated (or a structure reached the most it can
 /// address). Whatever refused with it is unchanged, unless its doc says
 /// otherwise.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct AllocError;
-
-use core::alloc::Layout;
-use core::ptr::NonNull;
-
-/// A block of `size` bytes from the global allocator, owned: freed when
-/// dropped. Readers hold raw pointers into it, never references to it as a
-/// whole, so moving the `RawBlock` (into a `Vec`) asserts nothing about them.
-pub(crate) struct RawBlock {
-    ptr: NonNull<u8>,
-    layout: Layout,
-}
-
-// SAFETY: a `RawBlock` is plain memory; who may read or write it is decided by
-// the protocol of the structure that owns it (see `log`).
-unsafe impl Send for RawBlock {}
-// SAFETY: as above.
-unsafe impl Sync for RawBlock {}
-
-impl RawBlock {
-    /// A block of `size` (at least 1) bytes aligned to `align`, or `None` if
-    /// the allocation fails.
-    pub(crate) fn alloc(size: usize, align: usize) -> Option<RawBlock> {
-        let layout = Layout::from_size_align(size.max(1), align).ok()?;
-        // SAFETY: `layout` has a non-zero size.
-        let ptr = NonNull::new(unsafe { std::alloc::alloc(layout) })?;
-        Some(RawBlock { ptr, layout })
-    }
-
-    /// The block's first byte.
-    #[inline]
-    pub(crate) fn ptr(&self) -> NonNull<u8> {
-        self.ptr
-    }
-}
-
-impl Drop for RawBlock {
-    fn drop(&mut self) {
-        // SAFETY: allocated in `alloc` with this layout, freed once.
-        unsafe { std::alloc::dealloc(self.ptr.as_ptr(), self.layout) }
-    }
-}
 
 /// `value` on the heap, or `None` if the allocation fails.
 pub(crate) fn try_box<T>(value: T) -> Option<Box<T>> {

@@ -8,9 +8,14 @@
 
 // The optimistic shard (`optimistic`).
 
-/// Bytes of a log slab (`log.rs`); 40 in loom builds, so that models cross
-/// slabs.
-pub(crate) const SLAB_BYTES: usize = if cfg!(interner_loom) { 40 } else { 16 * 1024 };
+/// Bytes of records a log slab holds (`log.rs`): a `bumpalo::Bump` of this
+/// capacity is one 16 KiB block with the arena's footer and the
+/// allocator's overhead; 40 in loom builds, so that models cross slabs.
+pub(crate) const SLAB_BYTES: usize = if cfg!(interner_loom) {
+    40
+} else {
+    16 * 1024 - 64
+};
 
 /// Slot words of a by-bytes bucket (`table.rs`), which with its link make
 /// one 64-byte line; 2 in loom builds, so that models overflow buckets.

@@ -313,12 +313,15 @@ pub(crate) mod imp {
                 .map(|bytes| f(&bytes))
         }
 
-        /// If the shard is open, calls `f` on every entry at or after
-        /// position `from` (positions number the entries in the order they
-        /// were inserted, from 0) and returns `Some(position after the last
-        /// entry visited)`; returns `None` for a closed shard, visiting
-        /// nothing. The open check and the walk are one critical section, so
-        /// a shard is walked wholly or not at all.
+        /// If the shard is open, calls `f` once on every entry inserted
+        /// since position `from` (0, the start, or a position a walk of
+        /// this shard returned) and returns `Some(the position after
+        /// them)`; returns `None` for a closed shard, visiting nothing. The
+        /// open check and the walk are one critical section, so a shard is
+        /// walked wholly or not at all. Positions grow as entries are
+        /// inserted; the order of the entries within one walk is the
+        /// strategy's (the optimistic log's newest come first within a
+        /// slab).
         fn walk(&self, from: usize, f: impl FnMut(u64, &[u8])) -> Option<usize>;
 
         /// Opens or closes the shard. Closing keeps the entries.

@@ -2,7 +2,8 @@
 //! (single and batched) racing inserts, overflows, splits, directory growth
 //! and a chain's compaction; a hit followed by a snapshot; `resolve` racing
 //! splits, rebuilds and the by-id map's catch-up; a walk racing slab
-//! growth. Part of the `models` test binary (`loom-tests/run.sh`).
+//! growth, and deltas racing a new arena. Part of the `models` test binary
+//! (`loom-tests/run.sh`).
 
 use super::*;
 
@@ -370,5 +371,52 @@ fn optimistic_walk_races_slab_growth() {
             snapshot.len(),
             before.len() + seen.iter().filter(|&&s| s).count()
         );
+    });
+}
+
+/// Deltas race inserts that fill a slab from below (its arena bumps
+/// downwards) and open a new arena: a cursor resumes from the low-water mark
+/// it reached in the old slab. Every entry arrives once and whole, and the
+/// deltas add up to everything interned.
+#[test]
+fn optimistic_delta_races_a_new_arena() {
+    // Records of 18 bytes: two to a 40-byte slab.
+    let names = names_where("d", 10, 3, |_| true);
+    loom::model(move || {
+        let db = db::<OptimisticStrategy>(1);
+        db.intern(0, &names[0]).unwrap();
+        let writer = {
+            let (db, names) = (Arc::clone(&db), names.clone());
+            // The second fills the first slab, the third opens a new arena.
+            spawn(move || {
+                for name in &names[1..] {
+                    db.intern(0, name).unwrap();
+                }
+            })
+        };
+        let reader = {
+            let db = Arc::clone(&db);
+            spawn(move || {
+                let mut cursor = Cursor::new();
+                let first = db.delta(&mut cursor);
+                let second = db.delta(&mut cursor);
+                (cursor, first, second)
+            })
+        };
+        writer.join().unwrap();
+        let (mut cursor, first, second) = reader.join().unwrap();
+        let last = db.delta(&mut cursor);
+        let mut seen: Vec<Vec<u8>> = [first, second, last]
+            .iter()
+            .flat_map(|delta| delta.iter().map(|(id, bytes)| (id, bytes.to_vec())))
+            .map(|(id, bytes)| {
+                assert_eq!(id, get_id(&bytes), "a half-written entry was walked");
+                bytes
+            })
+            .collect();
+        seen.sort();
+        let mut all: Vec<Vec<u8>> = names.iter().map(|n| n.as_bytes().to_vec()).collect();
+        all.sort();
+        assert_eq!(seen, all, "each entry once");
     });
 }

@@ -217,7 +217,7 @@ impl IdMap {
     /// the exclusive lock.
     pub(super) fn catch_up(&mut self, filter: &mut IdFilter, end: Ref) {
         let lacking = &filter.lacking[..filter.pending];
-        debug_assert!(lacking.iter().all(|&(_, at)| self.synced <= at && at < end));
+        debug_assert!(lacking.iter().all(|&(_, at)| self.synced < at && at <= end));
         map_in(&mut self.map, lacking);
         self.synced = end;
         filter.pending = 0;

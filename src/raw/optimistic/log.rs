@@ -1,22 +1,24 @@
-//! The entry log: every record of a shard, appended in insertion order into
-//! fixed-size slabs, readable without a lock, walkable from any position.
+//! The entry log: every record of a shard, appended into fixed-size
+//! `bumpalo` arenas, readable without a lock, walkable from any position.
 //!
 //! # Layout
 //!
-//! Records ([`record`](super::record)) are appended into slabs of
-//! [`SLAB_BYTES`]; a record larger than that gets a slab of its own. A slab is
-//! never moved or freed before the shard is cleared or dropped, so a
-//! [`Ref`] (`slab << 14 | offset`, 32 bits) names a record for the shard's
-//! lifetime. Slabs are found through a directory of base pointers, which is
-//! replaced by a bigger copy when full; replaced directories are kept until
-//! `clear`/`drop`, because readers may still hold them (they are small: 8
-//! bytes per slab, so all of them together stay under 16 bytes per 16 KiB of
-//! names).
-//!
-//! Fixed-size slabs bound the memory allocated beyond the records to one
-//! partly filled slab per NC (plus a tail left unused when a record does not
-//! fit). An arena whose chunks double (`bumpalo`'s) leaves up to half of its
-//! newest chunk unused.
+//! Records ([`record`](super::record)) are bump-allocated, packed with no
+//! padding, from slabs: one `bumpalo::Bump` each, of [`SLAB_BYTES`] made at
+//! once and never grown (its allocation limit is what it holds, so no chunk
+//! ever doubles); a full slab is followed by a new `Bump`, and a record
+//! larger than a slab gets a `Bump` of its own. `bumpalo` bumps downwards,
+//! so a slab's newest record is its lowest: a record is named by its slab
+//! and the distance from the slab's top down to its start (a [`Ref`],
+//! `slab << 14 | distance`, 32 bits), and so is a log position: the slab
+//! and how far down it the records read reach (its low-water mark). A walk
+//! reads a slab from the low-water mark up to the position it started from
+//! (newest first within a slab, slabs in order), and returns the new
+//! low-water mark as its position. A slab is never moved or freed before
+//! the shard is cleared or dropped, so a ref names a record for the shard's
+//! lifetime. Slabs are found through a directory of top pointers, replaced
+//! by a bigger copy when full; replaced directories are kept until
+//! `clear`/`drop`, because readers may still hold them.
 //!
 //! # Protocol
 //!
@@ -31,11 +33,14 @@
 //! `witness`) between writing and publishing it, and a reader reads the
 //! witness before the record, so that the models check this protocol.
 
+use core::alloc::Layout;
 use core::ptr::NonNull;
+
+use bumpalo::Bump;
 
 use super::record::{self, Entry};
 use super::witness::{Link, Witnesses};
-use crate::raw::alloc::{AllocError, RawBlock};
+use crate::raw::alloc::AllocError;
 use crate::raw::bytes::{prefetch, CACHE_LINE};
 use crate::raw::sizes::SLAB_BYTES;
 use crate::sync::{AtomicPtr, AtomicU32, AtomicUsize, Ordering};
@@ -45,24 +50,27 @@ use crate::sync::{AtomicPtr, AtomicU32, AtomicUsize, Ordering};
 /// another (the distances tried: `docs/history.md`).
 const WALK_AHEAD: usize = 16 * CACHE_LINE;
 
-/// Bits of a [`Ref`] that hold the offset in the slab.
+/// Bits of a [`Ref`] that hold the distance below the slab's top.
 const OFFSET_BITS: u32 = 14;
-const _: () = assert!(SLAB_BYTES <= 1 << OFFSET_BITS);
+const _: () = assert!(SLAB_BYTES < 1 << OFFSET_BITS);
 
 /// Slabs a log may have: what a [`Ref`] can name, less one so that the
 /// position after the last slab still fits in 32 bits.
 const MAX_SLABS: usize = (1 << (32 - OFFSET_BITS)) - 1;
 
-/// Where a record lives: its slab and its offset there. Also a log position
-/// (the place of the next record), for walks.
+/// Where a record lives: its slab, and the distance from the slab's top
+/// down to the record's start (from 1). Also a log position: the slab, and
+/// the distance down to the low-water mark of the records before it (0: none
+/// of the slab's). A record's ref is the position just after it, and
+/// positions grow as records are appended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
 pub(crate) struct Ref(u32);
 
 impl Ref {
     #[inline]
-    fn new(slab: usize, offset: usize) -> Ref {
-        debug_assert!(slab <= MAX_SLABS && offset < 1 << OFFSET_BITS);
-        Ref((slab as u32) << OFFSET_BITS | offset as u32)
+    fn new(slab: usize, depth: usize) -> Ref {
+        debug_assert!(slab <= MAX_SLABS && depth < 1 << OFFSET_BITS);
+        Ref((slab as u32) << OFFSET_BITS | depth as u32)
     }
 
     #[inline]
@@ -70,8 +78,9 @@ impl Ref {
         (self.0 >> OFFSET_BITS) as usize
     }
 
+    /// The distance below the slab's top.
     #[inline]
-    fn offset(self) -> usize {
+    fn depth(self) -> usize {
         (self.0 & ((1 << OFFSET_BITS) - 1)) as usize
     }
 
@@ -88,11 +97,12 @@ impl Ref {
     }
 }
 
-/// A slab's entry in the directory: its base pointer, the bytes of records
-/// in it, and in loom builds the link to its witnesses (see `witness`;
-/// nothing in other builds).
+/// A slab's entry in the directory: its top (the end of its first record;
+/// for a record larger than a slab, [`SLAB_BYTES`] above its start), the
+/// depth of its low-water mark, and in loom builds the link to its
+/// witnesses (see `witness`; nothing in other builds).
 struct SlabEntry {
-    base: AtomicPtr<u8>,
+    top: AtomicPtr<u8>,
     /// Final once the writer has moved past the slab (a walk reads it only
     /// for such slabs).
     used: AtomicUsize,
@@ -111,7 +121,7 @@ impl SlabDir {
         let mut slabs = Vec::new();
         slabs.try_reserve_exact(capacity).ok()?;
         slabs.extend((0..capacity).map(|_| SlabEntry {
-            base: AtomicPtr::new(core::ptr::null_mut()),
+            top: AtomicPtr::new(core::ptr::null_mut()),
             used: AtomicUsize::new(0),
             witnesses: Link::new(),
         }));
@@ -178,13 +188,10 @@ impl<'l> Slabs<'l> {
         // the caller acquired before this directory was loaded: the
         // directory has its entry, and lives as long as the log is borrowed.
         let slab = unsafe { slab_entry(self.dir, at.slab()) };
-        let base = slab.base.load(Ordering::Relaxed);
-        // SAFETY: the slab holds the record at that offset (the caller's
-        // contract); the pointer keeps the slab's provenance.
-        (
-            unsafe { NonNull::new_unchecked(base.add(at.offset())) },
-            slab,
-        )
+        let top = slab.top.load(Ordering::Relaxed);
+        // SAFETY: the slab holds the record at that depth below its top
+        // (the caller's contract); the pointer keeps the slab's provenance.
+        (unsafe { NonNull::new_unchecked(top.sub(at.depth())) }, slab)
     }
 
     /// The address of the record at `at`, to prefetch.
@@ -210,7 +217,7 @@ impl<'l> Slabs<'l> {
     pub(crate) unsafe fn entry(self, at: Ref) -> Entry<'l> {
         // SAFETY: the caller's contract.
         let (start, slab) = unsafe { self.start(at) };
-        slab.witnesses.read(at.offset());
+        slab.witnesses.read(at.depth() - 1);
         // SAFETY: a complete, immutable record starts there, and lives
         // until `&mut Log` (the caller's contract and the module's protocol).
         unsafe { Entry::at(start) }
@@ -219,7 +226,8 @@ impl<'l> Slabs<'l> {
 
 /// A slab, owned by the writer.
 struct Slab {
-    block: RawBlock,
+    /// Holds the slab's one chunk (its allocation limit keeps it to one).
+    bump: Bump,
     /// Empty outside loom builds. Never read here: held for the directory
     /// entries that link to it.
     #[allow(dead_code)]
@@ -235,7 +243,7 @@ pub(crate) struct LogWriter {
     dir: Option<SlabDir>,
     /// Directories replaced by bigger ones; readers may still hold them.
     retired_dirs: Vec<SlabDir>,
-    /// Where the next record goes in the newest slab, if it is open.
+    /// The depth of the newest slab's low-water mark, if it has room left.
     tail: Option<usize>,
 }
 
@@ -302,8 +310,9 @@ impl Log {
     }
 
     /// Calls `f` on every record from position `from` to the published end,
-    /// in insertion order, and returns the end. `from` must be a position
-    /// this log returned (or the default, its start).
+    /// and returns the end: slab by slab in insertion order, newest first
+    /// within a slab (a slab is read from its low-water mark up). `from`
+    /// must be a position this log returned (or the default, its start).
     pub(crate) fn walk_from(&self, from: Ref, mut f: impl FnMut(Ref, Entry<'_>)) -> Ref {
         let end = self.end();
         let Some(dir) = self.dir() else {
@@ -315,24 +324,28 @@ impl Log {
             // SAFETY: `slab` is at or before the end's, acquired before the
             // directory was loaded.
             let entry = unsafe { slab_entry(dir, slab) };
-            let stop = if slab == end.slab() {
-                end.offset()
+            let low = if slab == end.slab() {
+                end.depth()
             } else {
                 entry.used.load(Ordering::Relaxed)
             };
-            let base = entry.base.load(Ordering::Relaxed);
-            let mut offset = at.offset();
-            while offset < stop {
+            let top = entry.top.load(Ordering::Relaxed);
+            let mut depth = low;
+            while depth > at.depth() {
+                // SAFETY: every record before the published end is complete
+                // (acquired through `end`), and a slab's records are packed
+                // from its low-water mark up, so a record starts `depth`
+                // below the top.
+                let start = unsafe { top.sub(depth) };
                 // Each record's start is known only from the one before:
                 // fetching ahead overlaps the walk's cache misses.
-                prefetch(base.wrapping_add(offset + WALK_AHEAD).cast_const());
-                entry.witnesses.read(offset);
-                // SAFETY: every record before the published end is complete
-                // (acquired through `end`), and records are packed from the
-                // slab's start to `stop`, so `offset` is a record's start.
-                let entry = unsafe { Entry::at(NonNull::new_unchecked(base.add(offset))) };
-                f(Ref::new(slab, offset), entry);
-                offset = entry.end() as usize - base as usize;
+                prefetch(start.wrapping_add(WALK_AHEAD).cast_const());
+                entry.witnesses.read(depth - 1);
+                // SAFETY: as above.
+                let record = unsafe { Entry::at(NonNull::new_unchecked(start)) };
+                f(Ref::new(slab, depth), record);
+                // A record larger than a slab ends above its slab's top.
+                depth = depth.saturating_sub(record.end() as usize - start as usize);
             }
             at = Ref::new(slab + 1, 0);
         }
@@ -350,35 +363,54 @@ impl Log {
         bytes: &[u8],
     ) -> Result<Ref, AllocError> {
         let size = record::record_size(id, bytes.len()).ok_or(AllocError)?;
-        let (slab, offset) = match writer.tail {
-            Some(offset) if size <= SLAB_BYTES - offset => (writer.slabs.len() - 1, offset),
-            _ => (self.new_slab(writer, size.max(SLAB_BYTES))?, 0),
+        let layout = Layout::from_size_align(size, 1).map_err(|_| AllocError)?;
+        let (slab, used) = match writer.tail {
+            Some(used) if size <= SLAB_BYTES - used => (writer.slabs.len() - 1, used),
+            _ => (self.new_slab(writer, size)?, 0),
         };
-        let base = writer.slabs[slab].block.ptr();
-        // SAFETY: the slab has `size` free bytes at `offset`, unpublished, so
-        // no reader looks at them.
-        unsafe { record::write(NonNull::new_unchecked(base.as_ptr().add(offset)), id, bytes) };
-        let next = offset + size;
+        // Below the slab's newest record: records are packed, downwards.
+        let start = writer.slabs[slab]
+            .bump
+            .try_alloc_layout(layout)
+            .map_err(|_| AllocError)?;
         let dir = writer.dir.expect("a slab was made, so a directory exists");
         let entry = &dir.slabs()[slab];
-        entry.witnesses.wrote(offset);
-        entry.used.store(next, Ordering::Relaxed);
-        writer.tail = (next < SLAB_BYTES).then_some(next);
-        Ok(Ref::new(slab, offset))
+        // A record larger than a slab is its slab's only one: it sits a
+        // slab's bytes below its slab's top, as deep as a full slab's last.
+        let depth = (used + size).min(SLAB_BYTES);
+        if used == 0 {
+            // SAFETY: `depth` is at most `size`: the top is within the
+            // record, or just past its end. Relaxed: a reader reaches it
+            // only through a record published later with release.
+            let top = unsafe { start.as_ptr().add(depth) };
+            entry.top.store(top, Ordering::Relaxed);
+        }
+        debug_assert_eq!(
+            entry.top.load(Ordering::Relaxed).wrapping_sub(depth),
+            start.as_ptr()
+        );
+        // SAFETY: the arena handed out `size` bytes at `start`, unpublished,
+        // so no reader looks at them.
+        unsafe { record::write(start, id, bytes) };
+        entry.witnesses.wrote(depth - 1);
+        entry.used.store(depth, Ordering::Relaxed);
+        writer.tail = (depth < SLAB_BYTES).then_some(depth);
+        Ok(Ref::new(slab, depth))
     }
 
     /// Publishes every appended record to walks (release).
     pub(crate) fn publish(&self, writer: &LogWriter) {
         let last = writer.slabs.len() - 1;
         let end = match writer.tail {
-            Some(offset) => Ref::new(last, offset),
+            Some(depth) => Ref::new(last, depth),
             None => Ref::new(last + 1, 0),
         };
         self.published.store(end.0, Ordering::Release);
     }
 
-    /// Opens a new slab of `size` bytes, closing the current one. Refuses if
-    /// memory ran out or the log has no room for another slab.
+    /// Opens a new slab for a record of `size` bytes (of [`SLAB_BYTES`], or
+    /// of `size` if larger), closing the current one. Refuses if memory ran
+    /// out or the log has no room for another slab.
     fn new_slab(&self, writer: &mut LogWriter, size: usize) -> Result<usize, AllocError> {
         let slab = writer.slabs.len();
         if slab >= MAX_SLABS {
@@ -392,16 +424,14 @@ impl Log {
         } else {
             None
         };
-        let block = RawBlock::alloc(size, 1).ok_or(AllocError)?;
+        let bump = Bump::try_with_capacity(size.max(SLAB_BYTES)).map_err(|_| AllocError)?;
+        // One chunk: a slab never grows (nor doubles) in place.
+        bump.set_allocation_limit(Some(bump.allocated_bytes()));
         if let Some(new_dir) = new_dir {
             if let Some(old_dir) = writer.dir {
-                for ((old, new), slab) in old_dir
-                    .slabs()
-                    .iter()
-                    .zip(new_dir.slabs())
-                    .zip(&writer.slabs)
-                {
-                    new.base.store(slab.block.ptr().as_ptr(), Ordering::Relaxed);
+                for (old, new) in old_dir.slabs().iter().zip(new_dir.slabs()) {
+                    new.top
+                        .store(old.top.load(Ordering::Relaxed), Ordering::Relaxed);
                     new.witnesses.copy_from(&old.witnesses);
                     new.used
                         .store(old.used.load(Ordering::Relaxed), Ordering::Relaxed);
@@ -416,10 +446,8 @@ impl Log {
         let entry = &dir.slabs()[slab];
         let witnesses = Witnesses::new();
         entry.witnesses.set(&witnesses);
-        // Relaxed: a reader reaches this slab only through a record published
-        // later with release.
-        entry.base.store(block.ptr().as_ptr(), Ordering::Relaxed);
-        writer.slabs.push(Slab { block, witnesses });
+        // Its top is stored with its first record.
+        writer.slabs.push(Slab { bump, witnesses });
         writer.tail = None;
         Ok(slab)
     }
