@@ -219,7 +219,8 @@ pub struct Cell {
     pub threads: usize,
     /// Hits or misses.
     pub workload: Workload,
-    /// The vocabulary's name (miss-heavy names are synthetic).
+    /// The vocabulary's name (for miss-heavy, `synthetic`: names made up
+    /// for the cell; otherwise the vocabulary's names, each new).
     pub vocabulary: String,
     /// Which NCs the threads intern into.
     pub placement: Placement,
@@ -228,11 +229,13 @@ pub struct Cell {
 }
 
 impl Cell {
-    /// The workload and, for hit-heavy, the vocabulary: `hit-heavy/usr-paths`.
+    /// The workload and, for hit-heavy or a real vocabulary's misses, the
+    /// vocabulary: `hit-heavy/usr-paths`, `miss-heavy/usr-paths`;
+    /// `miss-heavy` alone is synthetic names.
     pub fn workload_label(&self) -> String {
         match self.workload {
-            Workload::HitHeavy => format!("{}/{}", self.workload.label(), self.vocabulary),
-            Workload::MissHeavy => self.workload.label().into(),
+            Workload::MissHeavy if self.vocabulary == "synthetic" => self.workload.label().into(),
+            _ => format!("{}/{}", self.workload.label(), self.vocabulary),
         }
     }
 

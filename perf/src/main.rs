@@ -276,14 +276,24 @@ fn main() {
     }
 
     // The plan: every (workload, vocabulary, threads, placement, subject)
-    // cell. Miss-heavy names are synthetic; a real vocabulary runs in one
-    // placement (warming it into 256 NCs would take gigabytes).
+    // cell. Miss-heavy runs on synthetic names (the miss budget of them)
+    // and on each real vocabulary (its names split over the threads, each
+    // new, into an empty db); a real vocabulary runs in one placement
+    // (warming it into 256 NCs would take gigabytes).
     let synthetic = Vocabulary::synthetic();
     let mut plan: Vec<(Workload, &Vocabulary)> = Vec::new();
     for &workload in workloads {
         match workload {
             Workload::HitHeavy => plan.extend(vocabularies.iter().map(|v| (workload, v))),
-            Workload::MissHeavy => plan.push((workload, &synthetic)),
+            Workload::MissHeavy => {
+                plan.push((workload, &synthetic));
+                plan.extend(
+                    vocabularies
+                        .iter()
+                        .filter(|v| v.name != "synthetic")
+                        .map(|v| (workload, v)),
+                );
+            }
         }
     }
     let mut cells: Vec<Cell> = Vec::new();
@@ -348,7 +358,11 @@ fn main() {
             .map(|&(_, v)| v)
             .find(|v| v.name == group[0].vocabulary)
             .expect("planned");
-        let inputs = workload::inputs(workload, vocabulary, threads, ops, args.seed);
+        let inputs = if workload == Workload::MissHeavy && vocabulary.name != "synthetic" {
+            workload::split(vocabulary, threads)
+        } else {
+            workload::inputs(workload, vocabulary, threads, ops, args.seed)
+        };
         // Interleave: run 1 of every cell, then run 2 of every cell, ...
         for _ in 0..args.reps {
             for c in group.iter_mut() {

@@ -227,6 +227,9 @@ impl Kind {
 
 fn describe_workload(workload: &str) -> String {
     match workload.split_once('/') {
+        Some(("miss-heavy", vocabulary)) => {
+            format!("miss-heavy (every name new), {vocabulary} vocabulary")
+        }
         Some((kind, vocabulary)) => format!("{kind}, {vocabulary} vocabulary"),
         None if workload == "miss-heavy" => "miss-heavy (every name new), synthetic names".into(),
         None => workload.into(),

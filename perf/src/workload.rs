@@ -222,3 +222,25 @@ pub fn inputs(
             .collect(),
     }
 }
+
+/// Miss-heavy inputs from a real vocabulary: its names dealt out to
+/// `threads` threads (thread `t` takes every `threads`-th from `t`), each
+/// interned once, so that every call is a miss into an empty db.
+pub fn split(vocabulary: &Vocabulary, threads: usize) -> Vec<ThreadInput> {
+    (0..threads)
+        .map(|t| {
+            let names: Vec<String> = vocabulary
+                .names
+                .iter()
+                .skip(t)
+                .step_by(threads)
+                .cloned()
+                .collect();
+            ThreadInput {
+                sequence: (0..names.len() as u32).collect(),
+                names: Arc::new(names),
+                repeat: false,
+            }
+        })
+        .collect()
+}
