@@ -10,7 +10,7 @@ use crate::error::Error;
 use crate::id::get_id;
 use crate::nc::{self, NcContext, NcSlot, NcWalk};
 use crate::snapshot::{Builder, Cursor, Snapshot};
-use crate::strategy::imp::{ConflictSink, IdSource, Key, Shard};
+use crate::strategy::imp::{ConflictSink, FastPath, IdSource, Key, Shard};
 use crate::strategy::{DefaultStrategy, Registered, Strategy};
 use crate::sync::{self, RwLock};
 
@@ -187,7 +187,25 @@ impl<S: Strategy> InternedStringDb<S> {
     /// ABI insists on UTF-8.
     #[inline]
     pub fn intern_bytes(&self, nc: usize, bytes: &[u8]) -> Result<u64, Error> {
-        self.store(nc, self.key(bytes)).map(|(id, _)| id)
+        // The hit path, inlined into the caller: for the optimistic
+        // strategy a fast hash, acquire loads and a compare, returning the
+        // stored id. A miss goes down once, out of line.
+        let placed = match self.context(nc) {
+            Some(ctx) => match ctx.shard.find_hit(bytes) {
+                Ok(id) => return Ok(id),
+                Err(placed) => placed,
+            },
+            None => None,
+        };
+        self.intern_miss(nc, bytes, placed)
+    }
+
+    /// [`intern_bytes`](Self::intern_bytes) after its hit path missed,
+    /// having learned `placed` (or `nc` is out of range, or not made).
+    #[inline(never)]
+    fn intern_miss(&self, nc: usize, bytes: &[u8], placed: Option<u64>) -> Result<u64, Error> {
+        self.store(nc, self.key(bytes).placed(placed))
+            .map(|(id, _)| id)
     }
 
     /// [`intern_bytes`](Self::intern_bytes), also saying whether the bytes
@@ -220,10 +238,8 @@ impl<S: Strategy> InternedStringDb<S> {
         Key::hashed(bytes, self.config.id_mask)
     }
 
-    /// Interns `key` into NC `nc`'s shard: one call down to the shard (for
-    /// the optimistic strategy a hit is inlined here: a fast hash, acquire
-    /// loads and a compare), one answer back; a refusal is mapped to its
-    /// error out of line.
+    /// Interns `key` into NC `nc`'s shard: one call down to the shard, one
+    /// answer back; a refusal is mapped to its error.
     #[inline]
     fn store(&self, nc: usize, key: Key<'_>) -> Result<(u64, Registered), Error> {
         let Some(ctx) = self.context(nc) else {

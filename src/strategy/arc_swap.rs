@@ -5,7 +5,7 @@
 use arc_swap::ArcSwap;
 
 use super::imp::{
-    Batch, ConflictSink, Interned, Key, Refusal, Sealed, Shard, ShardConfig, ShardStats,
+    ConflictSink, FastPath, Interned, Key, Refusal, Sealed, Shard, ShardConfig, ShardStats,
 };
 use super::parts::{check_cap, intern_by_id, try_copy, Found, IdMap, OpenFlag};
 use super::Strategy;
@@ -92,7 +92,7 @@ impl IdMap for &ArcSwapShard {
     }
 }
 
-impl Batch for ArcSwapShard {}
+impl FastPath for ArcSwapShard {}
 
 impl Shard for ArcSwapShard {
     type ContextAlign = ();

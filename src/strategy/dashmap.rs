@@ -5,7 +5,7 @@ use dashmap::mapref::entry::Entry;
 use dashmap::DashMap;
 
 use super::imp::{
-    Batch, ConflictSink, Interned, Key, Refusal, Sealed, Shard, ShardConfig, ShardStats,
+    ConflictSink, FastPath, Interned, Key, Refusal, Sealed, Shard, ShardConfig, ShardStats,
 };
 use super::parts::{intern_by_id, try_copy, ByteBudget, Found, IdMap, OpenFlag};
 use super::Strategy;
@@ -87,7 +87,7 @@ impl IdMap for &DashMapShard {
     }
 }
 
-impl Batch for DashMapShard {}
+impl FastPath for DashMapShard {}
 
 impl Shard for DashMapShard {
     type ContextAlign = ();

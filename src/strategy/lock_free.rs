@@ -1,7 +1,7 @@
 //! The lock-free strategy: no mutex anywhere, misses included.
 
 use super::imp::{
-    Batch, ConflictSink, Interned, Key, Refusal, Sealed, Shard, ShardConfig, ShardStats,
+    ConflictSink, FastPath, Interned, Key, Refusal, Sealed, Shard, ShardConfig, ShardStats,
 };
 use super::parts::{intern_by_id, ByteBudget, Found, IdMap, OpenFlag};
 use super::Strategy;
@@ -72,7 +72,7 @@ impl IdMap for &LockFreeShard {
     }
 }
 
-impl Batch for LockFreeShard {}
+impl FastPath for LockFreeShard {}
 
 impl Shard for LockFreeShard {
     type ContextAlign = ();

@@ -17,7 +17,7 @@
 use core::ops::{Deref, DerefMut};
 
 use super::imp::{
-    Batch, ConflictSink, Interned, Key, Refusal, Sealed, Shard, ShardConfig, ShardStats,
+    ConflictSink, FastPath, Interned, Key, Refusal, Sealed, Shard, ShardConfig, ShardStats,
 };
 use super::parts::{check_cap, intern_by_id, try_copy, Found, IdMap};
 use super::Strategy;
@@ -196,7 +196,7 @@ pub struct LockedShard<L> {
     inner: L,
 }
 
-impl<L: NcLock> Batch for LockedShard<L> {}
+impl<L: NcLock> FastPath for LockedShard<L> {}
 
 impl<L: NcLock> Shard for LockedShard<L> {
     const GLOBAL_MERGE_LOCK: bool = true;

@@ -83,7 +83,7 @@ pub trait Strategy: imp::Sealed + Send + Sync + Sized + 'static {
     /// never by its name. `true` for `ArcSwapStrategy` only.
     const COPY_ON_WRITE: bool = false;
     /// One NC's storage. Its interface is private to the crate.
-    type Shard: imp::Shard + imp::Batch;
+    type Shard: imp::Shard + imp::FastPath;
 }
 
 /// What registering an (id, bytes) pair did.
@@ -106,9 +106,10 @@ pub(crate) mod imp {
     //! nothing here is public API.
     //!
     //! [`Shard`] is what every strategy implements: intern, lookup,
-    //! resolve, walk, and the NC's open flag and counters. [`Batch`] is the
-    //! optional fast path of `intern_batch`, one by one unless a strategy
-    //! overrides it.
+    //! resolve, walk, and the NC's open flag and counters. [`FastPath`] is
+    //! the optional fast paths: a hit found without blocking (which a
+    //! caller inlines), and `intern_batch`'s lookups and misses; none, and
+    //! one by one, unless a strategy overrides them.
 
     use super::Registered;
     use crate::conflict::ConflictLog;
@@ -157,20 +158,20 @@ pub(crate) mod imp {
 
     /// A name to intern, and its id: the db's id of the bytes, computed
     /// only when a shard asks ([`id`](Self::id): a hit of the optimistic
-    /// shard never does), or one already known.
+    /// shard never does), or one already known. Plain fields, so that a
+    /// hit path inlined into its caller keeps them in registers.
     #[derive(Debug, Clone, Copy)]
     pub struct Key<'a> {
         /// The name.
         pub bytes: &'a [u8],
-        id: KeyId,
-    }
-
-    #[derive(Debug, Clone, Copy)]
-    enum KeyId {
-        /// `((get_id(bytes) - 1) & mask) + 1`, when asked.
-        Hash { mask: u64 },
-        /// Known already.
-        Known { id: u64, source: IdSource },
+        /// The id if `known`; otherwise the mask the db narrows ids by.
+        id_or_mask: u64,
+        known: bool,
+        source: IdSource,
+        /// What [`FastPath::find_hit`] learned of the bytes when it missed
+        /// (the optimistic shard: their placement), so the miss need not
+        /// work it out again.
+        placed: Option<u64>,
     }
 
     impl<'a> Key<'a> {
@@ -180,7 +181,10 @@ pub(crate) mod imp {
         pub fn hashed(bytes: &'a [u8], mask: u64) -> Self {
             Key {
                 bytes,
-                id: KeyId::Hash { mask },
+                id_or_mask: mask,
+                known: false,
+                source: IdSource::Hash,
+                placed: None,
             }
         }
 
@@ -190,17 +194,30 @@ pub(crate) mod imp {
         pub fn with_id(bytes: &'a [u8], id: u64, source: IdSource) -> Self {
             Key {
                 bytes,
-                id: KeyId::Known { id, source },
+                id_or_mask: id,
+                known: true,
+                source,
+                placed: None,
             }
+        }
+
+        /// This key, with what [`FastPath::find_hit`] learned when it
+        /// missed.
+        #[inline]
+        pub fn placed(self, placed: Option<u64>) -> Self {
+            Key { placed, ..self }
+        }
+
+        /// What [`FastPath::find_hit`] learned when it missed, if it ran.
+        #[inline]
+        pub fn placement(&self) -> Option<u64> {
+            self.placed
         }
 
         /// Whether the id is the db's id of the bytes.
         #[inline]
         pub fn source(&self) -> IdSource {
-            match self.id {
-                KeyId::Hash { .. } => IdSource::Hash,
-                KeyId::Known { source, .. } => source,
-            }
+            self.source
         }
 
         /// The id, or `EmptyName`: no shard stores the empty name.
@@ -209,9 +226,10 @@ pub(crate) mod imp {
             if self.bytes.is_empty() {
                 return Err(Refusal::EmptyName);
             }
-            Ok(match self.id {
-                KeyId::Hash { mask } => ((get_id(self.bytes) - 1) & mask) + 1,
-                KeyId::Known { id, .. } => id,
+            Ok(if self.known {
+                self.id_or_mask
+            } else {
+                ((get_id(self.bytes) - 1) & self.id_or_mask) + 1
             })
         }
     }
@@ -248,7 +266,7 @@ pub(crate) mod imp {
     /// did, or why the shard refused it.
     pub(crate) type Interned = Result<(u64, Registered), Refusal>;
 
-    /// What [`Batch::intern_misses`] answers: all interned, or the index of
+    /// What [`FastPath::intern_misses`] answers: all interned, or the index of
     /// the first refused and why.
     pub(crate) type Misses = Result<(), (usize, Refusal)>;
 
@@ -343,11 +361,23 @@ pub(crate) mod imp {
             .then_some(id)
     }
 
-    /// `intern_batch`'s fast path. The defaults find nothing without a
-    /// lock and intern the misses one by one; a strategy that can overlap
-    /// the lookups' cache misses, or take its lock once for many misses,
-    /// overrides them.
-    pub trait Batch: Shard {
+    /// The fast paths. The defaults find nothing without a lock and intern
+    /// a batch's misses one by one; a strategy with a lock-free hit path,
+    /// or that can overlap the lookups' cache misses, or take its lock once
+    /// for many misses, overrides them.
+    pub trait FastPath: Shard {
+        /// The id of `bytes` if the shard is open and holds exactly them
+        /// under the db's id of them, found without blocking (and, where
+        /// the strategy can, without computing the id); otherwise what the
+        /// probe learned, for [`Key::placed`]. The caller's hit path: the
+        /// db inlines it, and sends a miss down once, through
+        /// [`Shard::intern`].
+        #[inline]
+        fn find_hit(&self, bytes: &[u8]) -> Result<u64, Option<u64>> {
+            let _ = bytes;
+            Err(None)
+        }
+
         /// The id of each of `names` that the shard finds open and holding
         /// it under the db's id of its bytes, without blocking, or `0`,
         /// into `ids` (of the same length).

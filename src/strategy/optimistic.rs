@@ -7,7 +7,7 @@
 //! finding conflicts under the NC's writer lock.
 
 use super::imp::{
-    lookup_by_id, Batch, ConflictSink, IdSource, Interned, Key, LineAligned, Misses, Refusal,
+    lookup_by_id, ConflictSink, FastPath, IdSource, Interned, Key, LineAligned, Misses, Refusal,
     Sealed, Shard, ShardConfig, ShardStats,
 };
 use super::parts::{check_cap, compare};
@@ -77,21 +77,18 @@ impl Shard for OptimisticShard {
         })
     }
 
-    /// The hit path, inlined into the caller: acquire loads only
-    /// (`is_open`, `find_hashed`), no lock, no read-modify-write, no store,
-    /// and no SipHash. A miss hands the bytes' hash, which the insert
-    /// places the entry by, to the locked path. The by-bytes index holds
-    /// only entries stored under the hash of their bytes, so a caller's
-    /// other id always takes the lock.
+    /// A key the probe has not seen yet (`intern_with_outcome`, a
+    /// caller's id that is the hash) is looked up lock-free first, as in
+    /// [`find_hit`](FastPath::find_hit); then the miss path.
     #[inline]
     fn intern(&self, key: Key<'_>, conflicts: ConflictSink<'_>) -> Interned {
-        let placed = if key.source() == IdSource::Hash && self.raw.is_open() {
-            match self.raw.find_hashed(key.bytes) {
-                Ok(entry) => return Ok((entry.id(), Registered::AlreadyPresent)),
-                Err(hash) => Some(hash),
-            }
-        } else {
-            None
+        let placed = match key.placement() {
+            Some(hash) => Some(hash),
+            None if key.source() == IdSource::Hash => match self.find_hit(key.bytes) {
+                Ok(id) => return Ok((id, Registered::AlreadyPresent)),
+                Err(placed) => placed,
+            },
+            None => None,
         };
         intern_miss(self, key, placed, conflicts)
     }
@@ -144,7 +141,23 @@ impl Shard for OptimisticShard {
     }
 }
 
-impl Batch for OptimisticShard {
+impl FastPath for OptimisticShard {
+    /// The hit path, inlined into the caller: acquire loads only
+    /// (`is_open`, `find_hashed`), no lock, no read-modify-write, no store,
+    /// and no SipHash. A miss hands on the bytes' hash, which the insert
+    /// places the entry by. The by-bytes index holds only entries stored
+    /// under the hash of their bytes, so a caller's other id never hits.
+    #[inline]
+    fn find_hit(&self, bytes: &[u8]) -> Result<u64, Option<u64>> {
+        if !self.raw.is_open() {
+            return Err(None);
+        }
+        self.raw
+            .find_hashed(bytes)
+            .map(|entry| entry.id())
+            .map_err(Some)
+    }
+
     /// Pipelined: the lookups' cache misses overlap (`find_ids_by_bytes`).
     fn find_hits<B: AsRef<[u8]>>(&self, names: &[B], ids: &mut [u64]) {
         if self.raw.is_open() {
