@@ -242,26 +242,26 @@ impl<S: Strategy> InternedStringDb<S> {
     /// answer back; a refusal is mapped to its error.
     #[inline]
     fn store(&self, nc: usize, key: Key<'_>) -> Result<(u64, Registered), Error> {
-        let Some(ctx) = self.context(nc) else {
-            return self.store_first(nc, key);
+        let ctx = match self.context(nc) {
+            Some(ctx) => ctx,
+            None => self.first_context(nc, key.bytes)?,
         };
         ctx.shard
             .intern(key, self.conflict_sink(ctx, nc))
             .map_err(|refusal| Error::refused(nc, key.bytes, refusal))
     }
 
-    /// [`store`](Self::store) into an NC no call has written to yet (or out
-    /// of range): an empty name is refused first, as by every shard.
+    /// The context of an NC no call has written to yet, made for
+    /// [`store`](Self::store) of `bytes` (or the error of an NC out of
+    /// range): an empty name is refused first, as by every shard, so that
+    /// it makes no context.
     #[cold]
     #[inline(never)]
-    fn store_first(&self, nc: usize, key: Key<'_>) -> Result<(u64, Registered), Error> {
-        if key.bytes.is_empty() {
+    fn first_context(&self, nc: usize, bytes: &[u8]) -> Result<&NcContext<S>, Error> {
+        if bytes.is_empty() {
             return Err(Error::EmptyString);
         }
-        let ctx = self.made_context(nc)?;
-        ctx.shard
-            .intern(key, self.conflict_sink(ctx, nc))
-            .map_err(|refusal| Error::refused(nc, key.bytes, refusal))
+        self.made_context(nc)
     }
 
     /// Where NC `nc`'s shard records a conflict: its log, within the db's

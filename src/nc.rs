@@ -68,7 +68,7 @@ pub(crate) trait NcWalk {
     /// The insertion position to walk NC `nc` from.
     fn from(&self, nc: usize) -> usize;
 
-    /// An entry of NC `nc`, in insertion order.
+    /// An entry of NC `nc`, in its shard's walk order ([`Shard::walk`]).
     fn entry(&mut self, nc: usize, id: u64, bytes: &[u8]);
 
     /// NC `nc` was open and is walked to insertion position `reached`;
