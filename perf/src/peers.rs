@@ -6,8 +6,8 @@
 //! emitting trace tokens would key them, and compare the stored bytes on a
 //! hit, as our db does (an id another string already holds is a conflict:
 //! like our db, they keep the first string, and count it in
-//! [`CONFLICTS`]). `lasso`, `string_interner`, `symbol_table` and `ustr`
-//! return their own keys, not our ids.
+//! [`CONFLICTS`]). `lasso`, `string_interner`, `symbol_table`, `internity`,
+//! `paracord` and `ustr` return their own keys, not our ids.
 //!
 //! The peers whose locks we hold ourselves (`RwLock<StringInterner>`,
 //! `RwLock<HashMap>`, `Mutex<HashMap>`) are instrumented like our own locks:
@@ -110,6 +110,31 @@ impl Subject for SymbolTable {
     #[inline]
     fn intern(&self, _nc: usize, s: &str) -> u64 {
         u64::from(std::num::NonZeroU32::from(self.0.intern(s)).get())
+    }
+}
+
+/// `internity::ThreadedLexicon` (Microsoft, 2026): 64 shards by hash,
+/// each a `parking_lot::RwLock` over a hashbrown table of `{hash, handle}`
+/// with the strings in one buffer (returns its own 4-byte handles).
+#[derive(Debug, Default)]
+pub struct Internity(pub internity::ThreadedLexicon);
+
+impl Subject for Internity {
+    #[inline]
+    fn intern(&self, _nc: usize, s: &str) -> u64 {
+        u64::from(self.0.intern(s).as_u32())
+    }
+}
+
+/// `paracord::ParaCord` (2025): a `clashmap` of string → key, strings in an
+/// arena (returns its own keys).
+#[derive(Debug, Default)]
+pub struct Paracord(pub paracord::ParaCord);
+
+impl Subject for Paracord {
+    #[inline]
+    fn intern(&self, _nc: usize, s: &str) -> u64 {
+        u64::from(self.0.get_or_intern(s).into_repr())
     }
 }
 

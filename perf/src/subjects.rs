@@ -113,6 +113,10 @@ pub enum SubjectName {
     RwLockStringInterner,
     /// `symbol_table::SymbolTable`, 16 mutex shards.
     SymbolTable,
+    /// `internity::ThreadedLexicon`.
+    Internity,
+    /// `paracord::ParaCord`.
+    Paracord,
     /// `ustr`'s global cache.
     Ustr,
     /// `DashMap<u64, Box<[u8]>>` keyed by our id.
@@ -201,6 +205,8 @@ impl SubjectName {
                 SubjectName::Lasso,
                 SubjectName::RwLockStringInterner,
                 SubjectName::SymbolTable,
+                SubjectName::Internity,
+                SubjectName::Paracord,
                 SubjectName::Ustr,
                 SubjectName::DashMapById,
                 SubjectName::SccHashIndexById,
@@ -230,6 +236,8 @@ impl SubjectName {
             SubjectName::Lasso => "lasso::ThreadedRodeo",
             SubjectName::RwLockStringInterner => "RwLock<StringInterner>",
             SubjectName::SymbolTable => "symbol_table",
+            SubjectName::Internity => "internity::ThreadedLexicon",
+            SubjectName::Paracord => "paracord",
             SubjectName::Ustr => "ustr",
             SubjectName::DashMapById => "DashMap<id>",
             SubjectName::SccHashIndexById => "scc::HashIndex<id>",
@@ -243,6 +251,22 @@ impl SubjectName {
     /// batch path.
     pub fn is_ours(self) -> bool {
         matches!(self, SubjectName::Ours(_) | SubjectName::Batch)
+    }
+
+    /// Whether it computes our 50-bit id of each name, as our db does:
+    /// ours, the floor and the maps keyed by the id. The interners that
+    /// return keys of their own do not, and are compared with the `get_id`
+    /// floor added as well (the same work).
+    pub fn computes_id(self) -> bool {
+        !matches!(
+            self,
+            SubjectName::Lasso
+                | SubjectName::RwLockStringInterner
+                | SubjectName::SymbolTable
+                | SubjectName::Internity
+                | SubjectName::Paracord
+                | SubjectName::Ustr
+        )
     }
 
     /// Whether it is the default strategy, interning one name at a time.
@@ -297,6 +321,8 @@ impl SubjectName {
             SubjectName::SymbolTable => {
                 visitor.visit(&peers::SymbolTable(symbol_table::SymbolTable::new()))
             }
+            SubjectName::Internity => visitor.visit(&peers::Internity::default()),
+            SubjectName::Paracord => visitor.visit(&peers::Paracord::default()),
             SubjectName::Ustr => visitor.visit(&peers::Ustr),
             SubjectName::DashMapById => visitor.visit(&peers::DashMapById::default()),
             SubjectName::SccHashIndexById => visitor.visit(&peers::SccHashIndexById::default()),

@@ -1,0 +1,221 @@
+//! `fill`: the cost of an insert as a user meets it. Each subject is filled
+//! from empty with every name of a vocabulary (no time window cuts a fill
+//! short), at several sizes, by 1 or more threads into one NC; subjects are
+//! interleaved within each repetition and the median is reported. Prints a
+//! Markdown table of ns per insert (a thread's share of the fill's wall
+//! time: wall × threads / names), headed by the host (CPU, L2, L3), the
+//! commit and the date. Peers that do not compute our 50-bit id are also
+//! shown with the `get_id` floor of the same names added: the same work.
+//!
+//! `cargo run --release -p perf --bin fill -- --sizes 10000,100000,1000000`
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use clap::Parser;
+
+use perf::host::Host;
+use perf::subjects::{Subject, SubjectName, Visitor};
+use perf::workload::{self, SplitMix};
+
+/// Fills subjects from empty and reports ns per insert.
+#[derive(Debug, Parser)]
+#[command(name = "fill")]
+struct Args {
+    /// Names per fill, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "10000,100000,1000000")]
+    sizes: Vec<usize>,
+    /// Threads filling one NC (each a contiguous share of the names).
+    #[arg(long, value_delimiter = ',', default_value = "1")]
+    threads: Vec<usize>,
+    /// Repetitions, subjects interleaved; the median is reported.
+    #[arg(long, default_value_t = 3)]
+    reps: usize,
+    /// Subjects (default: every one that can be filled from empty).
+    #[arg(long, value_delimiter = ',')]
+    subjects: Vec<SubjectName>,
+    /// `random` (30 random hex bytes, the default), `synthetic` (trace-like
+    /// names of 20 to 60 bytes), or a file of one name per line.
+    #[arg(long, default_value = "random")]
+    names: String,
+    /// Also report the cost of the fill's last tenth (1 thread only).
+    #[arg(long)]
+    last_tenth: bool,
+}
+
+/// `n` distinct names of the kind `kind` names.
+fn names(kind: &str, n: usize) -> Vec<String> {
+    match kind {
+        "random" => {
+            let mut rng = SplitMix(0x5EED);
+            let mut seen = std::collections::HashSet::with_capacity(n);
+            let mut out = Vec::with_capacity(n);
+            while out.len() < n {
+                let (a, b) = (rng.next_u64(), rng.next_u64());
+                let s = format!("{a:016x}{:014x}", b >> 8);
+                if seen.insert(s.clone()) {
+                    out.push(s);
+                }
+            }
+            out
+        }
+        "synthetic" => (0..n as u64).map(|i| workload::name(7, i)).collect(),
+        path => {
+            let v = workload::Vocabulary::from_file(std::path::Path::new(path), n)
+                .unwrap_or_else(|e| panic!("{path}: {e}"));
+            assert!(
+                v.names.len() >= n,
+                "{path} has {} names, fewer than {n}",
+                v.names.len()
+            );
+            v.names.to_vec()
+        }
+    }
+}
+
+/// One fill: `threads` threads, each interning its contiguous share of
+/// `names` into NC 0 of a fresh subject. Returns the wall time (earliest
+/// start to latest end) and, at one thread, the last tenth's time.
+struct Fill<'a> {
+    names: &'a [String],
+    threads: usize,
+    wall: Duration,
+    last_tenth: Duration,
+}
+
+impl Visitor for Fill<'_> {
+    fn visit<T: Subject>(&mut self, subject: &T) {
+        let share = self.names.len().div_ceil(self.threads);
+        let tenth = self.names.len() - self.names.len() / 10;
+        let gate = std::sync::Barrier::new(self.threads);
+        let times: Vec<(Instant, Instant, Duration)> = std::thread::scope(|scope| {
+            let handles: Vec<_> = self
+                .names
+                .chunks(share)
+                .map(|names| {
+                    let gate = &gate;
+                    scope.spawn(move || {
+                        gate.wait();
+                        let start = Instant::now();
+                        let mut tenth_at = start;
+                        for (i, name) in names.iter().enumerate() {
+                            if i == tenth {
+                                tenth_at = Instant::now();
+                            }
+                            black_box(subject.intern(0, black_box(name)));
+                        }
+                        let end = Instant::now();
+                        (start, end, end - tenth_at)
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("filler"))
+                .collect()
+        });
+        let start = times.iter().map(|t| t.0).min().expect("a thread");
+        let end = times.iter().map(|t| t.1).max().expect("a thread");
+        self.wall = end - start;
+        self.last_tenth = times[0].2;
+    }
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn commit() -> String {
+    std::process::Command::new("git")
+        .args(["rev-parse", "--short", "HEAD"])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map_or_else(
+            || "unknown".into(),
+            |o| String::from_utf8_lossy(&o.stdout).trim().to_owned(),
+        )
+}
+
+fn main() {
+    let args = Args::parse();
+    let host = Host::detect();
+    let subjects: Vec<SubjectName> = if args.subjects.is_empty() {
+        SubjectName::all()
+            .iter()
+            .copied()
+            .filter(|s| !s.skips_misses() && *s != SubjectName::Batch)
+            .collect()
+    } else {
+        args.subjects.clone()
+    };
+    let date = std::process::Command::new("date")
+        .args(["-u", "+%Y-%m-%d %H:%M"])
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+        .unwrap_or_default();
+    println!("Host: {host}. Commit {}, {date} UTC.", commit());
+    if host.is_busy() {
+        println!(
+            "Warning: the machine was busy at the start (load {:.2}).",
+            host.load
+        );
+    }
+    println!(
+        "Names: {}. ns per insert (wall × threads / names), median of {} fills from empty, subjects interleaved; `+id` adds the get_id floor of the same names to a peer that does not compute our id.",
+        args.names, args.reps
+    );
+    for &threads in &args.threads {
+        println!("\n{threads} thread(s) into one NC\n");
+        let mut header = String::from("| subject |");
+        let mut rule = String::from("|---|");
+        for &n in &args.sizes {
+            header += &format!(" {n} |");
+            rule += "---:|";
+            if args.last_tenth && threads == 1 {
+                header += &format!(" {n} last tenth |");
+                rule += "---:|";
+            }
+        }
+        println!("{header}\n{rule}");
+        let mut rows: Vec<(SubjectName, Vec<String>)> =
+            subjects.iter().map(|&s| (s, Vec::new())).collect();
+        for &n in &args.sizes {
+            let names = names(&args.names, n);
+            let mut walls = vec![Vec::new(); subjects.len()];
+            let mut tenths = vec![Vec::new(); subjects.len()];
+            for _ in 0..args.reps {
+                for (i, &subject) in subjects.iter().enumerate() {
+                    let mut fill = Fill {
+                        names: &names,
+                        threads,
+                        wall: Duration::ZERO,
+                        last_tenth: Duration::ZERO,
+                    };
+                    subject.visit(256, &mut fill);
+                    walls[i].push(fill.wall.as_nanos() as f64 * threads as f64 / n as f64);
+                    tenths[i].push(fill.last_tenth.as_nanos() as f64 / (n / 10).max(1) as f64);
+                }
+            }
+            let floor = subjects
+                .iter()
+                .position(|&s| s == SubjectName::Floor)
+                .map(|i| median(walls[i].clone()));
+            for (i, (subject, row)) in rows.iter_mut().enumerate() {
+                let ns = median(walls[i].clone());
+                let mut cell = format!("{ns:.0}");
+                if let (false, Some(floor)) = (subject.computes_id(), floor) {
+                    cell += &format!(" ({:.0} +id)", ns + floor);
+                }
+                row.push(cell);
+                if args.last_tenth && threads == 1 {
+                    row.push(format!("{:.0}", median(tenths[i].clone())));
+                }
+            }
+        }
+        for (subject, row) in rows {
+            println!("| {} | {} |", subject.name(), row.join(" | "));
+        }
+    }
+}
