@@ -10,7 +10,7 @@ use crate::error::Error;
 use crate::id::get_id;
 use crate::nc::{self, NcContext, NcSlot, NcWalk};
 use crate::snapshot::{Builder, Cursor, Snapshot};
-use crate::strategy::imp::{ConflictSink, FastPath, IdSource, Key, Shard};
+use crate::strategy::imp::{ConflictSink, FastPath, IdSource, Key, Shard, ShardStats};
 use crate::strategy::{DefaultStrategy, Registered, Strategy};
 use crate::sync::{self, RwLock};
 
@@ -211,7 +211,7 @@ impl<S: Strategy> InternedStringDb<S> {
     /// [`intern_bytes`](Self::intern_bytes), also saying whether the bytes
     /// were inserted, already present, or in conflict.
     pub fn intern_with_outcome(&self, nc: usize, bytes: &[u8]) -> Result<(u64, Registered), Error> {
-        self.store(nc, self.key(bytes))
+        self.store(nc, self.key(bytes).with_outcome())
     }
 
     /// Stores `id → bytes` in NC `nc`'s shard, trusting the caller's id (the
@@ -228,7 +228,7 @@ impl<S: Strategy> InternedStringDb<S> {
         } else {
             IdSource::Caller
         };
-        self.store(nc, Key::with_id(bytes, id, source))
+        self.store(nc, Key::with_id(bytes, id, source).with_outcome())
             .map(|(_, outcome)| outcome)
     }
 
@@ -283,7 +283,9 @@ impl<S: Strategy> InternedStringDb<S> {
     /// lock-free probe does not find is looked up by its id as `resolve`
     /// does, without an exclusive lock.
     pub fn lookup_bytes(&self, nc: usize, bytes: &[u8]) -> Option<u64> {
-        self.context(nc)?.shard.lookup(self.key(bytes))
+        let ctx = self.context(nc)?;
+        ctx.shard
+            .lookup(self.key(bytes), self.conflict_sink(ctx, nc))
     }
 
     /// Calls `f` with the bytes NC `nc`'s shard stores under `id`, whether
@@ -295,7 +297,9 @@ impl<S: Strategy> InternedStringDb<S> {
     /// the lock strategies copy them out first, and arc-swap takes a
     /// reference count.
     pub fn with_resolved<R>(&self, nc: usize, id: u64, f: impl FnOnce(&[u8]) -> R) -> Option<R> {
-        self.context(nc)?.shard.resolve_unlocked(id, f)
+        let ctx = self.context(nc)?;
+        ctx.shard.settle(self.conflict_sink(ctx, nc));
+        ctx.shard.resolve_unlocked(id, f)
     }
 
     /// A copy of the bytes NC `nc`'s shard stores under `id`.
@@ -308,7 +312,10 @@ impl<S: Strategy> InternedStringDb<S> {
     pub fn resolve_any(&self, id: u64) -> Option<Box<[u8]>> {
         nc::made(&self.contexts)
             .filter(|(_, ctx)| ctx.shard.is_open())
-            .find_map(|(_, ctx)| ctx.shard.resolve(id, |b| Box::from(b)))
+            .find_map(|(nc, ctx)| {
+                ctx.shard.settle(self.conflict_sink(ctx, nc));
+                ctx.shard.resolve(id, |b| Box::from(b))
+            })
     }
 
     /// Closes NC `nc`: it refuses new strings with [`Error::NcClosed`] and
@@ -352,23 +359,34 @@ impl<S: Strategy> InternedStringDb<S> {
 
     /// The number of entries in NC `nc`'s shard (0 for an NC out of range).
     pub fn nc_len(&self, nc: usize) -> usize {
-        self.context(nc).map_or(0, |ctx| ctx.shard.stats().entries)
+        self.settled_stats(nc).entries
     }
 
     /// Bytes of string data stored in NC `nc`'s shard (0 out of range).
     pub fn nc_bytes(&self, nc: usize) -> usize {
-        self.context(nc).map_or(0, |ctx| ctx.shard.stats().bytes)
+        self.settled_stats(nc).bytes
+    }
+
+    /// NC `nc`'s counters, after settling it ([`Shard::settle`]: a string
+    /// whose id other bytes hold is not counted).
+    fn settled_stats(&self, nc: usize) -> ShardStats {
+        self.context(nc).map_or(ShardStats::default(), |ctx| {
+            ctx.shard.settle(self.conflict_sink(ctx, nc));
+            ctx.shard.stats()
+        })
     }
 
     /// Entries summed over every shard, open or closed (a string interned on
     /// two NCs counts twice).
     pub fn total_entries(&self) -> usize {
+        self.settle(false);
         nc::totals(&self.contexts).entries
     }
 
     /// Every conflict recorded in any shard, open or closed, in NC order.
     /// Conflicts between shards are found by [`snapshot`](Self::snapshot).
     pub fn conflicts(&self) -> Vec<Conflict> {
+        self.settle(false);
         let mut all = Vec::new();
         for (_, ctx) in nc::made(&self.contexts) {
             ctx.conflicts.for_each(|c| {
@@ -384,6 +402,7 @@ impl<S: Strategy> InternedStringDb<S> {
 
     /// How many distinct conflicts the shards have recorded.
     pub fn conflict_count(&self) -> usize {
+        self.settle(false);
         nc::made(&self.contexts)
             .map(|(_, ctx)| ctx.conflicts.len())
             .sum()
@@ -417,6 +436,7 @@ impl<S: Strategy> InternedStringDb<S> {
     pub fn snapshot(&self) -> Snapshot {
         // Sized from the counters (exact when nothing interns): staging
         // then never regrows, which would copy everything again.
+        self.settle(true);
         let totals = nc::totals(&self.contexts);
         let mut whole = Whole(Builder::with_capacity(totals.entries, totals.bytes));
         {
@@ -424,6 +444,19 @@ impl<S: Strategy> InternedStringDb<S> {
             nc::walk_open(&self.contexts, &mut whole);
         }
         whole.0.finish()
+    }
+
+    /// Settles every NC made (only the open ones if `open_only`): what a
+    /// shard finds conflicts with lazily is brought up to date, the
+    /// conflicts recorded in the NC's log ([`Shard::settle`]). Before every
+    /// read of the by-id direction that spans NCs: a walk then holds every
+    /// entry interned before the call.
+    fn settle(&self, open_only: bool) {
+        for (nc, ctx) in nc::made(&self.contexts) {
+            if !open_only || ctx.shard.is_open() {
+                ctx.shard.settle(self.conflict_sink(ctx, nc));
+            }
+        }
     }
 
     /// Under the reference protocol, the global lock for read, held across
@@ -455,6 +488,7 @@ impl<S: Strategy> InternedStringDb<S> {
     ///
     /// The cost is in proportion to the new entries, plus a visit per NC.
     pub fn delta(&self, cursor: &mut Cursor) -> Snapshot {
+        self.settle(true);
         cursor.delta(self.generation, &self.contexts, || self.merge_guard())
     }
 

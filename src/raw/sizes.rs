@@ -39,10 +39,6 @@ pub(crate) const SPLITS_PER_STEP: usize = if cfg!(interner_loom) { 1 } else { 8 
 // `SEGMENT_BUCKETS` buckets, so a level has at least that many to split.
 const _: () = assert!(SPLITS_PER_STEP <= SEGMENT_BUCKETS);
 
-/// Entries the writer lets wait for the by-id map at most (`by_id.rs`); 2
-/// in loom builds, so that models reach the map's catching up.
-pub(crate) const CATCH_UP: usize = if cfg!(interner_loom) { 2 } else { 32 };
-
 /// Slots of each 16 that the by-id table fills at most (`id_table.rs`); 7
 /// in loom builds, so that a model's eighth insert rebuilds its shard's
 /// first map (`optimistic_resolve_races_rebuild`).

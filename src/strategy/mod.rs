@@ -82,6 +82,16 @@ pub trait Strategy: imp::Sealed + Send + Sync + Sized + 'static {
     /// and harness give such a strategy smaller fills by this property,
     /// never by its name. `true` for `ArcSwapStrategy` only.
     const COPY_ON_WRITE: bool = false;
+    /// Whether a plain intern (`intern`, `intern_batch`) appends its
+    /// string without asking whether other bytes hold its id, the
+    /// conflict then found and recorded when the by-id direction is next
+    /// read (a resolve, a snapshot, a delta, the conflict list or the
+    /// counters): `true` for `OptimisticStrategy` only. Every conflict is
+    /// still recorded once, and the first string of an id still wins; but
+    /// a string interned again after its conflict was found is a hit, so
+    /// [`conflicts_dropped`](crate::InternedStringDb::conflicts_dropped)
+    /// counts it once where an eager strategy counts every call.
+    const FINDS_CONFLICTS_LAZILY: bool = false;
     /// One NC's storage. Its interface is private to the crate.
     type Shard: imp::Shard + imp::FastPath;
 }
@@ -168,6 +178,10 @@ pub(crate) mod imp {
         id_or_mask: u64,
         known: bool,
         source: IdSource,
+        /// Whether the caller reads the [`Registered`] outcome
+        /// (`intern_with_outcome`, `register`): then a shard that finds
+        /// conflicts lazily (the optimistic one) must look the id up now.
+        outcome: bool,
         /// What [`FastPath::find_hit`] learned of the bytes when it missed
         /// (the optimistic shard: their placement), so the miss need not
         /// work it out again.
@@ -184,6 +198,7 @@ pub(crate) mod imp {
                 id_or_mask: mask,
                 known: false,
                 source: IdSource::Hash,
+                outcome: false,
                 placed: None,
             }
         }
@@ -197,8 +212,26 @@ pub(crate) mod imp {
                 id_or_mask: id,
                 known: true,
                 source,
+                outcome: false,
                 placed: None,
             }
+        }
+
+        /// This key, for a caller that reads the outcome: whether the
+        /// bytes were inserted, present or in conflict must be exact when
+        /// the intern returns.
+        #[inline]
+        pub fn with_outcome(self) -> Self {
+            Key {
+                outcome: true,
+                ..self
+            }
+        }
+
+        /// Whether the caller reads the outcome ([`with_outcome`](Self::with_outcome)).
+        #[inline]
+        pub fn wants_outcome(&self) -> bool {
+            self.outcome
         }
 
         /// This key, with what [`FastPath::find_hit`] learned when it
@@ -307,12 +340,28 @@ pub(crate) mod imp {
         /// present, or in conflict with other bytes under its id (recorded
         /// in `conflicts` where the reference logs: for lock strategies,
         /// under the lock). Refusals come in the order empty name, closed,
-        /// cap, memory.
+        /// cap, memory. The outcome is exact if the key
+        /// [wants it](Key::wants_outcome); otherwise a shard that finds
+        /// conflicts lazily may answer `Inserted` for bytes whose id other
+        /// bytes hold, and record that conflict when it next
+        /// [settles](Self::settle).
         fn intern(&self, key: Key<'_>, conflicts: ConflictSink<'_>) -> Interned;
 
+        /// Brings what the shard finds conflicts with lazily up to date,
+        /// recording in `conflicts` those it finds: the db calls it before
+        /// it reads the by-id direction (resolve, walks for snapshots and
+        /// deltas, the conflict list). Nothing to do, the default, for a
+        /// shard that finds conflicts when it interns.
+        #[inline]
+        fn settle(&self, conflicts: ConflictSink<'_>) {
+            let _ = conflicts;
+        }
+
         /// The id of `key` if the shard, open or closed, holds exactly its
-        /// bytes under it; never inserts.
-        fn lookup(&self, key: Key<'_>) -> Option<u64> {
+        /// bytes under it; never inserts. `conflicts`: as for
+        /// [`settle`](Self::settle), which a lookup may need.
+        fn lookup(&self, key: Key<'_>, conflicts: ConflictSink<'_>) -> Option<u64> {
+            let _ = conflicts;
             lookup_by_id(self, key)
         }
 

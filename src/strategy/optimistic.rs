@@ -2,9 +2,11 @@
 //! entries, with a per-NC lock for misses.
 //!
 //! A hit is found by the bytes (a fast hash, then an exact compare) and
-//! returns the id stored with them: it computes no SipHash at all. A by-id
-//! map serves everything else: resolving ids under its shared lock, and
-//! finding conflicts under the NC's writer lock.
+//! returns the id stored with them: it computes no SipHash at all. A miss
+//! appends the entry and indexes it by its bytes, nothing else. A by-id map,
+//! settled from the log when the by-id direction is read, serves everything
+//! else: resolving ids under its shared lock, finding conflicts, and
+//! synchronous outcomes under the NC's writer lock.
 
 use super::imp::{
     lookup_by_id, ConflictSink, FastPath, IdSource, Interned, Key, LineAligned, Misses, Refusal,
@@ -20,20 +22,24 @@ use crate::raw::{RawShard, WriteGuard};
 /// fast hash of the bytes, a few acquire loads, and one compare of length and
 /// bytes, returning the stored id: no SipHash.
 ///
-/// Misses take the NC's writer lock, re-check, and append the string to the
-/// NC's log of fixed-size slabs. The by-bytes index grows one bucket at a
-/// time without blocking readers. Resolving an id (`resolve`,
-/// `with_resolved`, a `lookup` of a name the lock-free probe missed) takes
-/// no exclusive lock: the by-id map under a shared lock that only the
-/// writer's batched updates take exclusively, then a lock-free walk of the
-/// few entries the map lacks. Conflicts and caller-supplied ids are checked
-/// under the writer lock. See `docs/design.md` for the memory orderings and
-/// the memory cost.
+/// Misses take the NC's writer lock, probe the by-bytes index again, and
+/// append the string to the NC's log of fixed-size slabs and to the index,
+/// which grows one bucket at a time without blocking readers: a miss never
+/// looks its id up. Conflicts (another string under the id) are found when
+/// the by-id direction is next read: resolving an id, a snapshot or a delta,
+/// the conflict list, or an intern whose outcome the caller reads
+/// (`intern_with_outcome`, `register`, the C ABI), each of which first
+/// *settles* the NC's by-id map from the log, in bulk, the first string of
+/// an id winning. Resolving an id takes no exclusive lock of the writer's:
+/// the by-id map under a shared lock, then a lock-free walk of the entries
+/// appended since it was settled. See `docs/design.md` for the memory
+/// orderings and the memory cost.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct OptimisticStrategy;
 
 impl Strategy for OptimisticStrategy {
     const NAME: &'static str = "optimistic";
+    const FINDS_CONFLICTS_LAZILY: bool = true;
     type Shard = OptimisticShard;
 }
 
@@ -77,13 +83,24 @@ impl Shard for OptimisticShard {
         })
     }
 
-    /// A key the probe has not seen yet (`intern_with_outcome`, a
-    /// caller's id that is the hash) is looked up lock-free first, as in
-    /// [`find_hit`](FastPath::find_hit); then the miss path.
+    /// A key the probe has not seen yet (a caller's id that is the hash)
+    /// is looked up lock-free first, as in [`find_hit`](FastPath::find_hit);
+    /// a key that wants its outcome is answered so only if the entry found
+    /// is settled and holds its id first. Then the miss path.
     #[inline]
     fn intern(&self, key: Key<'_>, conflicts: ConflictSink<'_>) -> Interned {
         let placed = match key.placement() {
             Some(hash) => Some(hash),
+            None if key.source() == IdSource::Hash && key.wants_outcome() => {
+                // A closed shard refuses on the miss path, after an empty
+                // name.
+                if self.raw.is_open() {
+                    if let Ok(entry) = self.raw.find_first_by_bytes(key.bytes) {
+                        return Ok((entry.id(), Registered::AlreadyPresent));
+                    }
+                }
+                None
+            }
             None if key.source() == IdSource::Hash => match self.find_hit(key.bytes) {
                 Ok(id) => return Ok((id, Registered::AlreadyPresent)),
                 Err(placed) => placed,
@@ -93,12 +110,27 @@ impl Shard for OptimisticShard {
         intern_miss(self, key, placed, conflicts)
     }
 
+    /// Settles the by-id map, recording the conflicts found in
+    /// `conflicts`. An allocation failure leaves the map empty, which is
+    /// correct, only slower to read, and is tried again at the next read.
+    fn settle(&self, conflicts: ConflictSink<'_>) {
+        let _ = self
+            .raw
+            .settle(|id, kept, rejected| conflicts.record(id, kept, rejected));
+    }
+
     /// The hit path without the open check, so `lookup` of a present name
-    /// takes no lock; a name it misses is looked up by its id.
-    fn lookup(&self, key: Key<'_>) -> Option<u64> {
-        match self.raw.find_by_bytes(key.bytes) {
-            Some(entry) => Some(entry.id()),
-            None => lookup_by_id(self, key),
+    /// takes no writer lock (it takes the by-id map's shared lock, to know
+    /// that the entry holds its id first); any other name is looked up by
+    /// its id, after the map is settled (so that the walk of what the map
+    /// lacks stays short).
+    fn lookup(&self, key: Key<'_>, conflicts: ConflictSink<'_>) -> Option<u64> {
+        match self.raw.find_first_by_bytes(key.bytes) {
+            Ok(entry) => Some(entry.id()),
+            Err(_) => {
+                self.settle(conflicts);
+                lookup_by_id(self, key)
+            }
         }
     }
 
@@ -133,11 +165,10 @@ impl Shard for OptimisticShard {
         self.raw.is_open()
     }
 
+    /// Exact as of the last settle (the db settles before it reads them).
     fn stats(&self) -> ShardStats {
-        ShardStats {
-            entries: self.raw.len(),
-            bytes: self.raw.bytes(),
-        }
+        let (entries, bytes) = self.raw.held();
+        ShardStats { entries, bytes }
     }
 }
 
@@ -187,7 +218,16 @@ impl FastPath for OptimisticShard {
                 let at = first + at;
                 miss.id()
                     .and_then(|id| {
-                        register_locked(self, &mut writer, id, miss.bytes, Some(hash), conflicts)
+                        let outcome = looks_id_up(self, *miss);
+                        register_locked(
+                            self,
+                            &mut writer,
+                            id,
+                            miss.bytes,
+                            Some(hash),
+                            outcome,
+                            conflicts,
+                        )
                     })
                     .map_err(|refusal| (at, refusal))?;
             }
@@ -197,10 +237,12 @@ impl FastPath for OptimisticShard {
 }
 
 /// The miss path, out of line so the hit path stays small: the id (outside
-/// the lock), then the NC's writer lock, a re-check by id (another thread
-/// may have inserted, the id may be held by other bytes, or a split may
-/// have hidden the entry from a lock-free probe), then the insert. `placed`
-/// is the bytes' hash ([`RawShard::bytes_hash`]) if the probe computed it.
+/// the lock), then the NC's writer lock, a re-check (by the bytes, exact
+/// under the lock: another thread may have inserted, or a split may have
+/// hidden the entry from a lock-free probe; by the id, after settling, if
+/// the caller reads the outcome or chose the id), then the insert.
+/// `placed` is the bytes' hash ([`RawShard::bytes_hash`]) if the probe
+/// computed it.
 #[cold]
 #[inline(never)]
 fn intern_miss(
@@ -217,13 +259,33 @@ fn intern_miss(
     if !shard.raw.is_open() {
         return Err(Refusal::Closed);
     }
-    register_locked(shard, &mut writer, id, key.bytes, by_bytes, conflicts)
-        .map(|outcome| (id, outcome))
+    let outcome = looks_id_up(shard, key);
+    register_locked(
+        shard,
+        &mut writer,
+        id,
+        key.bytes,
+        by_bytes,
+        outcome,
+        conflicts,
+    )
+    .map(|outcome| (id, outcome))
+}
+
+/// Whether the miss of `key` must look its id up before it inserts: when
+/// the caller reads the outcome, and in an NC with a byte cap, so that
+/// bytes whose id other bytes hold are never charged to the cap (as under
+/// the reference protocol, which stores nothing for them).
+#[inline]
+fn looks_id_up(shard: &OptimisticShard, key: Key<'_>) -> bool {
+    key.wants_outcome() || shard.raw.byte_cap() != usize::MAX
 }
 
 /// [`intern_miss`] under the writer lock, the shard open. `by_bytes` is the
 /// bytes' hash if `id` is the db's id of `bytes`, so that the entry is
-/// indexed by its bytes too.
+/// found and indexed by its bytes; then, unless `outcome` asks for the id
+/// to be looked up, an entry under the id with other bytes is left for the
+/// next settle to find. A caller's id (no `by_bytes`) is always looked up.
 #[inline]
 fn register_locked(
     shard: &OptimisticShard,
@@ -231,16 +293,25 @@ fn register_locked(
     id: u64,
     bytes: &[u8],
     by_bytes: Option<u64>,
+    outcome: bool,
     conflicts: ConflictSink<'_>,
 ) -> Result<Registered, Refusal> {
-    if let Some(entry) = writer.find_by_id(id) {
-        let outcome = compare(entry.bytes(), bytes, id, conflicts);
-        if outcome == Registered::AlreadyPresent && by_bytes.is_some() {
-            writer
-                .index_by_bytes(entry)
-                .map_err(|_| Refusal::OutOfMemory)?;
+    match by_bytes {
+        Some(hash) if !outcome => {
+            if shard.raw.find_by_hash(hash, bytes).is_some() {
+                return Ok(Registered::AlreadyPresent);
+            }
         }
-        return Ok(outcome);
+        // Whether present or not, another string may hold the id first.
+        _ => {
+            let record = |id, kept: &[u8], rejected: &[u8]| conflicts.record(id, kept, rejected);
+            let found = writer
+                .find_by_id(id, record)
+                .map_err(|_| Refusal::OutOfMemory)?;
+            if let Some(entry) = found {
+                return Ok(compare(entry.bytes(), bytes, id, conflicts));
+            }
+        }
     }
     check_cap(writer.bytes(), shard.raw.byte_cap(), bytes.len())?;
     writer

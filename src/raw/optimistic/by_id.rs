@@ -1,63 +1,38 @@
 //! The by-id side of a shard: a map of log refs by the hash of their id,
-//! filled lazily and read under a shared lock, and a filter of every id the
-//! shard holds, filled eagerly and owned by the writer.
+//! built lazily from the log and read under a shared lock. Misses never
+//! touch it.
 //!
-//! A miss must know whether its id is in the shard already (its own entry,
-//! hidden from the lock-free probe by a split, or another string's: a
-//! conflict). The filter, a blocked Bloom filter (two bits of one 64-bit
-//! word an id, 4 bits a slot of the map), answers "certainly not" for
-//! almost every new id, and then the miss touches nothing of the map. On a
-//! "maybe" (a present id, or a false positive: about one new id in 40 to
-//! one in 6 as the map fills) the writer looks among the entries the map
-//! lacks, kept with their id hashes, then in the map: never a wrong answer.
-//! The map takes the entries it lacks [`CATCH_UP`] at a time
-//! ([`IdMap::catch_up`]), in one go, so that the cache misses of their
-//! inserts overlap, and so that a reader's walk of what the map lacks stays
-//! short.
+//! A miss appends its entry and indexes it by its bytes, nothing more: it
+//! does not ask whether another string already holds its id (a 50-bit
+//! collision, about 4 in 10,000 in an NC of 10^6 names). Whoever reads the
+//! by-id direction first *settles* the map ([`IdMap::settle`]): under the
+//! exclusive lock it takes every entry appended since, in bulk (their cache
+//! misses overlapped, [`IdTable::insert_or_update_all`]), and an id met
+//! again is resolved by log order: the earlier entry stays in the map (the
+//! first string wins), the later one is *shadowed*, kept in a short sorted
+//! list that walks skip, and reported as a conflict if its bytes differ.
+//! Conflicts so come to light when the by-id direction is read (a resolve,
+//! a snapshot, a delta, the conflict list, a synchronous outcome), never
+//! later, and each once.
 //!
 //! Readers (`resolve`, `with_resolved`, a `lookup` the lock-free probe
-//! missed) take no exclusive lock and do not ask the filter (the writer's,
-//! unsynchronised): [`IdMap::find_shared`] looks in the map under the
-//! shard's shared lock, then walks the log from where the map stops,
-//! without a lock, as a snapshot does. The map and the filter grow
-//! together, by half, rebuilt from one walk of the log.
+//! missed) look in the map under the shared lock, then walk the log from
+//! where the map stops, without a lock, keeping the earliest entry of the
+//! id they meet (a walk reads a slab newest first). The map grows by half
+//! when a settle needs the room, rebuilt from one walk of the log in
+//! address order, the shadowed entries left out.
 
 use super::id_table::{IdTable, BATCH};
 use super::log::{Log, Ref};
-use crate::raw::alloc::{try_boxed_slice, AllocError};
-use crate::raw::bytes::prefetch;
-use crate::raw::sizes::CATCH_UP;
+use crate::raw::alloc::AllocError;
+use crate::raw::bytes_eq;
 use crate::sync::{self, RwLock};
 
-/// Map slots per 64-bit filter word: 4 bits a slot.
-const FILTER_LOAD: usize = 16;
-
-/// Entries a rebuilt side is sized for, from those it must hold: half as
-/// many again (the map's table is then 62.5% full, and 93.75% when it is
-/// rebuilt next; doubling would let it fall to 47%).
+/// Entries a rebuilt map is sized for, from those it must hold: half as
+/// many again (its table is then 62.5% full, and 93.75% when it is rebuilt
+/// next; doubling would let it fall to 47%).
 fn grown(entries: usize) -> usize {
     entries.saturating_add(entries / 2)
-}
-
-/// The two bits of the filter word that a hash sets: from bits the word's
-/// index does not use (it takes the low ones).
-#[inline]
-fn filter_bits(hash: u64) -> u64 {
-    1 << (hash >> 52 & 63) | 1 << (hash >> 58)
-}
-
-/// The id filter of one shard, and the entries the map lacks; the
-/// writer's alone.
-pub(super) struct IdFilter {
-    /// A power of two of words, or none before the first entry.
-    words: Box<[u64]>,
-    /// Entries the map and the filter have room for (the filter holds
-    /// every entry's id).
-    room: usize,
-    /// The entries noted since the map was last brought up to date, with
-    /// their id hashes: the first `pending` slots.
-    lacking: [(u64, Ref); CATCH_UP],
-    pending: usize,
 }
 
 /// The by-id map of one shard behind its lock, on cache lines of its own:
@@ -65,183 +40,223 @@ pub(super) struct IdFilter {
 /// the writer writes on every miss (its own lock, the counters, the log's
 /// end). 128 bytes, as `crossbeam`'s `CachePadded` on x86-64 (Intel's
 /// spatial prefetcher fetches lines in pairs). Made with the shard's first
-/// entry.
+/// entry; the map in it allocates nothing until it is first settled.
 #[repr(align(128))]
 pub(super) struct IdSide {
-    /// Read under the shared lock; written under the exclusive one, by the
-    /// writer alone.
+    /// Read under the shared lock; settled under the exclusive one.
     pub(super) map: RwLock<IdMap>,
 }
 
 /// The by-id map of one shard.
 pub(super) struct IdMap {
-    /// Log refs, placed by the shard's id hash; holds every entry before
-    /// `synced`.
+    /// The refs of the entries that hold their id first, placed by the
+    /// shard's id hash; holds every such entry before `synced`.
     map: IdTable,
-    /// The log position before which every entry is in `map`.
+    /// The log position before which every entry is settled.
     synced: Ref,
-}
-
-impl IdFilter {
-    /// Empty; allocates nothing.
-    pub(super) fn new() -> IdFilter {
-        IdFilter {
-            words: Box::new([]),
-            room: 0,
-            lacking: [(0, Ref::default()); CATCH_UP],
-            pending: 0,
-        }
-    }
-
-    /// Whether [`note`](Self::note) of one more entry needs a
-    /// [`rebuilt`] side first (the shard holds `entries`).
-    #[inline]
-    pub(super) fn is_full(&self, entries: usize) -> bool {
-        entries >= self.room
-    }
-
-    /// Whether the shard may hold an entry whose id hashes to `hash`:
-    /// `false` means certainly not.
-    #[inline]
-    pub(super) fn may_hold(&self, hash: u64) -> bool {
-        if self.words.is_empty() {
-            return false;
-        }
-        let bits = filter_bits(hash);
-        self.words[self.word_of(hash)] & bits == bits
-    }
-
-    /// Records the entry just appended to the log at `at`, of id hash
-    /// `hash` (the caller checked [`is_full`](Self::is_full) and brings the
-    /// map up to date when [`is_lacking_most`](Self::is_lacking_most)).
-    #[inline]
-    pub(super) fn note(&mut self, hash: u64, at: Ref) {
-        debug_assert!(self.pending < CATCH_UP);
-        self.set(hash);
-        self.lacking[self.pending] = (hash, at);
-        self.pending += 1;
-    }
-
-    /// The index of the word that holds `hash`'s bits (the filter has
-    /// words: a power of two of them).
-    #[inline]
-    fn word_of(&self, hash: u64) -> usize {
-        hash as usize & (self.words.len() - 1)
-    }
-
-    /// Fetches the filter's word for `hash`, to [`set`](Self::set) soon.
-    #[inline]
-    fn prefetch(&self, hash: u64) {
-        prefetch(self.words.as_ptr().wrapping_add(self.word_of(hash)).cast());
-    }
-
-    /// Sets the filter's bits for `hash`.
-    #[inline]
-    fn set(&mut self, hash: u64) {
-        debug_assert!(!self.words.is_empty());
-        self.words[self.word_of(hash)] |= filter_bits(hash);
-    }
-
-    /// Whether the map lacks as many entries as it may:
-    /// [`IdMap::catch_up`] before the next [`note`](Self::note).
-    #[inline]
-    pub(super) fn is_lacking_most(&self) -> bool {
-        self.pending == CATCH_UP
-    }
-
-    /// Where `log` stores the entry of `id`, of hash `hash`, if it is one
-    /// the map lacks. The writer's.
-    pub(super) fn find_lacking(&self, log: &Log, id: u64, hash: u64) -> Option<Ref> {
-        self.lacking[..self.pending]
-            .iter()
-            .filter(|&&(h, _)| h == hash)
-            // SAFETY: the writer's own records.
-            .find(|&&(_, at)| unsafe { log.entry(at) }.id() == id)
-            .map(|&(_, at)| at)
-    }
-}
-
-/// A filter and a map with room for half as many again as the `entries`
-/// of `log` (amortised growth), holding all of them, built by walking the
-/// log: its records are read in address order, where growing the map by
-/// moving its refs would read each record again for its id, in hash order,
-/// a cache miss apiece once the log outgrows the cache (`docs/history.md`).
-/// Readers keep the old map while this builds; on an allocation failure the
-/// caller keeps both old parts.
-pub(super) fn rebuilt(
-    log: &Log,
-    entries: usize,
-    hash_of: impl Fn(u64) -> u64,
-) -> Result<(IdFilter, IdMap), AllocError> {
-    let mut map = IdTable::with_room(grown(entries))?;
-    // The filter is sized to the map's room, so that the map fills before
-    // the side is rebuilt.
-    let words = map
-        .room()
-        .div_ceil(FILTER_LOAD)
-        .checked_next_power_of_two()
-        .ok_or(AllocError)?;
-    let mut filter = IdFilter {
-        room: map.room(),
-        words: try_boxed_slice(words, || 0).ok_or(AllocError)?,
-        ..IdFilter::new()
-    };
-    let mut batch = [(0, Ref::default()); BATCH];
-    let mut batched = 0;
-    // The filter's words and the map's groups are fetched a batch ahead of
-    // their writes, so that their cache misses overlap.
-    let flush = |filter: &mut IdFilter, map: &mut IdTable, batch: &[(u64, Ref)]| {
-        for &(hash, _) in batch {
-            filter.set(hash);
-        }
-        map_in(map, batch);
-    };
-    let synced = log.walk_from(Ref::default(), |at, entry| {
-        let hash = hash_of(entry.id());
-        filter.prefetch(hash);
-        batch[batched] = (hash, at);
-        batched += 1;
-        if batched == BATCH {
-            flush(&mut filter, &mut map, &batch);
-            batched = 0;
-        }
-    });
-    flush(&mut filter, &mut map, &batch[..batched]);
-    debug_assert_eq!(map.len(), entries, "every entry, once");
-    Ok((filter, IdMap { map, synced }))
+    /// The entries before `synced` whose id an earlier entry holds, in log
+    /// order: walks skip them. Empty unless the shard has seen a conflict
+    /// (or a string appended twice, which only a failed index insert can
+    /// cause).
+    shadowed: Vec<Ref>,
+    /// The string bytes of the shadowed entries: the shard's counters,
+    /// less these and `shadowed.len()`, are what it holds.
+    shadowed_bytes: usize,
 }
 
 impl IdMap {
-    /// Inserts every entry that `filter` notes the map lacks; `end` is
-    /// `log`'s published end, which they are all before. The writer's, under
-    /// the exclusive lock.
-    pub(super) fn catch_up(&mut self, filter: &mut IdFilter, end: Ref) {
-        let lacking = &filter.lacking[..filter.pending];
-        debug_assert!(lacking.iter().all(|&(_, at)| self.synced < at && at <= end));
-        map_in(&mut self.map, lacking);
+    /// Empty, settled up to the log's start; allocates nothing.
+    pub(super) fn new() -> IdMap {
+        IdMap {
+            map: IdTable::empty(),
+            synced: Ref::default(),
+            shadowed: Vec::new(),
+            shadowed_bytes: 0,
+        }
+    }
+
+    /// The position before which every entry is settled.
+    #[inline]
+    pub(super) fn synced(&self) -> Ref {
+        self.synced
+    }
+
+    /// How many settled entries are shadowed, and their string bytes.
+    #[inline]
+    pub(super) fn shadowed(&self) -> (usize, usize) {
+        (self.shadowed.len(), self.shadowed_bytes)
+    }
+
+    /// Whether the settled entry at `at` is shadowed: its id is held by
+    /// an earlier entry.
+    #[inline]
+    pub(super) fn is_shadowed(&self, at: Ref) -> bool {
+        !self.shadowed.is_empty() && self.shadowed.binary_search(&at).is_ok()
+    }
+
+    /// Settles every entry of `log` up to its published end (see the
+    /// module doc); `hash_of` places an id. `conflict(id, kept, rejected)`
+    /// is called, in log order, for each entry found holding an id that an
+    /// earlier entry holds with other bytes. If memory runs out the map is
+    /// emptied (settled up to the log's start, readers walk the whole log
+    /// until a settle succeeds) and the error returned: no answer is ever
+    /// wrong, and the next settle finds the same conflicts again.
+    pub(super) fn settle(
+        &mut self,
+        log: &Log,
+        hash_of: impl Fn(u64) -> u64,
+        conflict: impl FnMut(u64, &[u8], &[u8]),
+    ) -> Result<(), AllocError> {
+        let end = log.end();
+        if end == self.synced {
+            return Ok(());
+        }
+        let settled = self.settle_to(log, end, hash_of, conflict);
+        if settled.is_err() {
+            *self = IdMap::new();
+        }
+        settled
+    }
+
+    /// [`settle`](Self::settle) up to `end`, acquired from `log`.
+    fn settle_to(
+        &mut self,
+        log: &Log,
+        end: Ref,
+        hash_of: impl Fn(u64) -> u64,
+        mut conflict: impl FnMut(u64, &[u8], &[u8]),
+    ) -> Result<(), AllocError> {
+        let mut fresh = 0;
+        log.walk_between(self.synced, end, |_, _| fresh += 1);
+        if fresh > self.map.room() - self.map.len() {
+            self.rebuild(log, fresh, &hash_of)?;
+        }
+        // The entries found holding an id an earlier entry holds.
+        let mut later: Vec<Ref> = Vec::new();
+        let mut out_of_memory = false;
+        let mut batch = [(0, Ref::default()); BATCH];
+        let mut batched = 0;
+        let mut flush = |map: &mut IdTable, batch: &[(u64, Ref)]| {
+            map.insert_or_update_all(
+                batch,
+                |&(hash, at)| (hash, at.to_bits()),
+                // SAFETY (both): refs to published records (this settle's,
+                // acquired through `end`, or an earlier one's, whose
+                // exclusive lock this one acquired since).
+                |held, &(_, at)| unsafe {
+                    log.entry(Ref::from_bits(held)).id() == log.entry(at).id()
+                },
+                |held, &(_, at)| {
+                    let first = Ref::from_bits(*held);
+                    if first == at {
+                        return; // settled by a settle that failed since
+                    }
+                    // The earlier entry keeps the id: a walk meets a
+                    // slab's entries newest first.
+                    *held = first.min(at).to_bits();
+                    if later.try_reserve(1).is_err() {
+                        out_of_memory = true;
+                        return;
+                    }
+                    later.push(first.max(at));
+                },
+            );
+        };
+        log.walk_between(self.synced, end, |at, entry| {
+            batch[batched] = (hash_of(entry.id()), at);
+            batched += 1;
+            if batched == BATCH {
+                flush(&mut self.map, &batch);
+                batched = 0;
+            }
+        });
+        flush(&mut self.map, &batch[..batched]);
+        if out_of_memory || self.shadowed.try_reserve(later.len()).is_err() {
+            return Err(AllocError);
+        }
+        // Later entries come after every shadowed one: each is at or past
+        // the old `synced`. Reported in log order, each against the entry
+        // that holds its id first, before anything else changes: if a
+        // report panics (a logger may), the map is as if this settle had
+        // not happened but for the earlier entries it placed, which the
+        // next settle places again, and it finds the same conflicts.
+        later.sort_unstable();
+        for &at in &later {
+            // SAFETY: as above.
+            let rejected = unsafe { log.entry(at) };
+            let id = rejected.id();
+            let first = self
+                .get(log, id, hash_of(id))
+                .expect("an id met again is in the map");
+            // SAFETY: as above.
+            let kept = unsafe { log.entry(first) };
+            if !bytes_eq(kept.bytes(), rejected.bytes()) {
+                conflict(id, kept.bytes(), rejected.bytes());
+            }
+        }
+        for at in later {
+            // SAFETY: as above.
+            self.shadowed_bytes += unsafe { log.entry(at) }.bytes().len();
+            self.shadowed.push(at);
+        }
         self.synced = end;
-        filter.pending = 0;
+        Ok(())
+    }
+
+    /// Replaces the map's table by one with room for `fresh` more entries
+    /// and half as many again (amortised growth), holding the same refs,
+    /// found by walking the log: its records are read in address order,
+    /// where moving the refs would read each record again for its id, in
+    /// hash order, a cache miss apiece once the log outgrows the cache
+    /// (`docs/history.md`). On an allocation failure the map is unchanged.
+    fn rebuild(
+        &mut self,
+        log: &Log,
+        fresh: usize,
+        hash_of: impl Fn(u64) -> u64,
+    ) -> Result<(), AllocError> {
+        let mut map = IdTable::with_room(grown(self.map.len() + fresh))?;
+        let mut batch = [(0, Ref::default()); BATCH];
+        let mut batched = 0;
+        let flush = |map: &mut IdTable, batch: &[(u64, Ref)]| {
+            map.insert_all(batch, |&(hash, at)| (hash, at.to_bits()));
+        };
+        log.walk_between(Ref::default(), self.synced, |at, entry| {
+            if self.is_shadowed(at) {
+                return;
+            }
+            batch[batched] = (hash_of(entry.id()), at);
+            batched += 1;
+            if batched == BATCH {
+                flush(&mut map, &batch);
+                batched = 0;
+            }
+        });
+        flush(&mut map, &batch[..batched]);
+        debug_assert_eq!(map.len(), self.map.len(), "every settled entry, once");
+        self.map = map;
+        Ok(())
     }
 
     /// Where the map places the entry of `id`, whose hash is `hash`, if it
-    /// holds it (entries appended since it was last brought up to date are
-    /// not looked at).
+    /// holds it (entries appended since it was last settled are not looked
+    /// at).
     pub(super) fn get(&self, log: &Log, id: u64, hash: u64) -> Option<Ref> {
         self.map
             .find(hash, |at| {
-                // SAFETY: a ref the writer made to its own published record
-                // and placed under the exclusive lock, which a reader
-                // acquired (its shared lock) after.
+                // SAFETY: a ref to a published record, placed under the
+                // exclusive lock, which the caller acquired (its shared
+                // lock, or the exclusive one) after.
                 unsafe { log.entry(Ref::from_bits(at)) }.id() == id
             })
             .map(Ref::from_bits)
     }
 
-    /// Where `log` stores the entry of `id`, for a reader: looked up in
-    /// the map under the shared lock, then, with the lock released, among
-    /// the entries appended since the map was last brought up to date,
-    /// walked as a snapshot walks them. Finds every entry published before
-    /// the call.
+    /// Where `log` stores the entry that holds `id` first, for a reader:
+    /// looked up in the map under the shared lock, then, with the lock
+    /// released, among the entries appended since the map was last
+    /// settled, walked as a snapshot walks them, keeping the earliest.
+    /// Finds every entry published before the call.
     pub(super) fn find_shared(lock: &RwLock<IdMap>, log: &Log, id: u64, hash: u64) -> Option<Ref> {
         let map = sync::read(lock);
         if let Some(at) = map.get(log, id, hash) {
@@ -249,36 +264,12 @@ impl IdMap {
         }
         let from = map.synced;
         drop(map);
-        let mut found = None;
+        let mut found: Option<Ref> = None;
         log.walk_from(from, |at, entry| {
-            if found.is_none() && entry.id() == id {
+            if entry.id() == id && found.is_none_or(|first| at < first) {
                 found = Some(at);
             }
         });
         found
-    }
-}
-
-/// Puts each `(hash, at)` of `entries` into `map`, which has room for them:
-/// a side holds room for every entry of its shard (`IdFilter::is_full`).
-#[inline]
-fn map_in(map: &mut IdTable, entries: &[(u64, Ref)]) {
-    map.insert_all(entries, |&(hash, at)| (hash, at.to_bits()));
-}
-
-#[cfg(all(test, not(interner_loom)))]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn filter_bits_are_two_or_fewer_and_spread() {
-        let mut seen = std::collections::HashSet::new();
-        for i in 0..1000u64 {
-            let hash = i.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-            let bits = filter_bits(hash);
-            assert!((1..=2).contains(&bits.count_ones()));
-            seen.insert(bits);
-        }
-        assert!(seen.len() > 700);
     }
 }

@@ -107,6 +107,15 @@ impl IdTable {
         })
     }
 
+    /// An empty table with no room: allocates nothing (its owner grows it
+    /// before the first insert).
+    pub(super) fn empty() -> IdTable {
+        IdTable {
+            groups: Box::new([]),
+            len: 0,
+        }
+    }
+
     /// How many values it may hold: [`FILL`] of each group's 16 slots, so
     /// that every probe ends at an empty slot.
     pub(super) fn room(&self) -> usize {
@@ -138,6 +147,9 @@ impl IdTable {
     /// asked only about values whose tag matches.
     #[inline]
     pub(super) fn find(&self, hash: u64, mut is: impl FnMut(u32) -> bool) -> Option<u32> {
+        if self.groups.is_empty() {
+            return None;
+        }
         let tag = tag_of(hash);
         let mut at = self.home(hash);
         loop {
@@ -157,29 +169,28 @@ impl IdTable {
         }
     }
 
-    /// Places `value` under `hash`, probing from `at`, the home of `hash`;
-    /// the table has room for it.
-    #[inline]
-    fn insert_from(&mut self, mut at: usize, hash: u64, value: u32) {
-        loop {
-            let group = &mut self.groups[at];
-            let empty = matching(&group.tags, 0);
-            if empty != 0 {
-                let slot = empty.trailing_zeros() as usize % GROUP;
-                group.tags[slot] = tag_of(hash);
-                group.values[slot] = value;
-                self.len += 1;
-                return;
-            }
-            at = self.next(at);
-        }
-    }
-
     /// Places each `(hash, value)` of `items` (the table has room for
-    /// them), in batches of up to [`BATCH`] whose home groups are fetched
-    /// first, so that the cache misses of their inserts overlap.
+    /// them, and holds none of their keys), in batches of up to [`BATCH`]
+    /// whose home groups are fetched first, so that the cache misses of
+    /// their inserts overlap.
     #[inline]
     pub(super) fn insert_all<T>(&mut self, items: &[T], item: impl Fn(&T) -> (u64, u32)) {
+        self.insert_or_update_all(items, item, |_, _| false, |_, _| {});
+    }
+
+    /// [`insert_all`](Self::insert_all) for items whose key the table may
+    /// hold already: a value placed under an item's hash for which
+    /// `same(value, item)` holds is handed to `update` with the item, to
+    /// keep or replace, instead of placing the item beside it. `same` is
+    /// asked only about values whose tag matches.
+    #[inline]
+    pub(super) fn insert_or_update_all<T>(
+        &mut self,
+        items: &[T],
+        item: impl Fn(&T) -> (u64, u32),
+        same: impl Fn(u32, &T) -> bool,
+        mut update: impl FnMut(&mut u32, &T),
+    ) {
         // Past its room a table could fill every slot, and a probe for an
         // absent hash would never end.
         assert!(
@@ -192,9 +203,31 @@ impl IdTable {
                 *home = self.home(item(it).0);
                 prefetch((&raw const self.groups[*home]).cast());
             }
-            for (&home, it) in homes.iter().zip(batch) {
+            'items: for (&home, it) in homes.iter().zip(batch) {
                 let (hash, value) = item(it);
-                self.insert_from(home, hash, value);
+                let tag = tag_of(hash);
+                let mut at = home;
+                loop {
+                    let group = &mut self.groups[at];
+                    let mut matches = matching(&group.tags, tag);
+                    while matches != 0 {
+                        let slot = matches.trailing_zeros() as usize % GROUP;
+                        if same(group.values[slot], it) {
+                            update(&mut group.values[slot], it);
+                            continue 'items;
+                        }
+                        matches &= matches - 1;
+                    }
+                    let empty = matching(&group.tags, 0);
+                    if empty != 0 {
+                        let slot = empty.trailing_zeros() as usize % GROUP;
+                        group.tags[slot] = tag;
+                        group.values[slot] = value;
+                        self.len += 1;
+                        continue 'items;
+                    }
+                    at = self.next(at);
+                }
             }
         }
     }

@@ -313,10 +313,20 @@ impl Log {
     /// and returns the end: slab by slab in insertion order, newest first
     /// within a slab (a slab is read from its low-water mark up). `from`
     /// must be a position this log returned (or the default, its start).
-    pub(crate) fn walk_from(&self, from: Ref, mut f: impl FnMut(Ref, Entry<'_>)) -> Ref {
+    pub(crate) fn walk_from(&self, from: Ref, f: impl FnMut(Ref, Entry<'_>)) -> Ref {
         let end = self.end();
+        self.walk_between(from, end, f);
+        end
+    }
+
+    /// Calls `f` on every record from position `from` to position `end`,
+    /// as [`walk_from`](Self::walk_from) does: `end` is a position this log
+    /// returned (its [`end`](Self::end), loaded with acquire, by this
+    /// thread or one it synchronised with since), at or after `from`.
+    pub(crate) fn walk_between(&self, from: Ref, end: Ref, mut f: impl FnMut(Ref, Entry<'_>)) {
+        debug_assert!(from <= end);
         let Some(dir) = self.dir() else {
-            return end;
+            return;
         };
         let mut at = from;
         while at < end {
@@ -349,7 +359,6 @@ impl Log {
             }
             at = Ref::new(slab + 1, 0);
         }
-        end
     }
 
     /// Appends the record of `(id, bytes)` and returns where it is. The

@@ -6,18 +6,24 @@
 //!   table's acquire loads, one full compare against the record: no lock, no
 //!   read-modify-write, no store. Only entries whose id is the db's id of their
 //!   bytes are in the table, so a hit never returns another id.
+//! * **Misses** take the writer lock, probe the by-bytes table again (under
+//!   the lock it has no false misses), append the entry and index it by its
+//!   bytes: nothing else. They never look an id up.
+//! * **The by-id side** ([`by_id`](super::by_id)): a table of 4-byte log
+//!   refs ([`id_table`](super::id_table)), placed by a per-shard seeded mix
+//!   of the id (so caller-chosen ids cannot force long probe chains),
+//!   *settled* from the log by whoever reads the by-id direction first
+//!   ([`RawShard::settle`]), under its own exclusive lock, which the writer
+//!   never takes on a miss. Settling finds conflicts (an id an earlier
+//!   entry holds) and shadows the later entry.
 //! * **Finding an entry by its id** (`resolve`) takes no exclusive lock:
-//!   the by-id map under a shared lock, then a lock-free walk of the few
-//!   entries appended since the map was last brought up to date.
-//! * **Everything else** takes the writer lock: inserts, finding an entry by
-//!   its id for them (conflicts, caller-supplied ids), opening and closing.
-//!   The by-id side ([`by_id`](super::by_id)): a filter of every id, which
-//!   only the writer reads, and a table of 4-byte log refs
-//!   ([`id_table`](super::id_table)) brought up to date when needed,
-//!   placed by a per-shard seeded mix of the id, so caller-chosen ids
-//!   cannot force long probe chains.
-//! * **Walks** (`for_each_since`) read the log without a lock, in insertion
-//!   order, from any position a previous walk returned.
+//!   the by-id map under a shared lock, then a lock-free walk of the
+//!   entries appended since it was last settled.
+//! * **Walks** (`for_each_since`) read the log without a lock, from any
+//!   position a previous walk returned up to where the map is settled,
+//!   skipping shadowed entries: slab by slab, newest first within a slab.
+//! * **Synchronous outcomes** (a caller's id, `intern_with_outcome`) take
+//!   the writer lock and settle the map before they look the id up.
 //!
 //! The fixed part is small and allocates nothing until the first insert: an
 //! NC that never sees a string costs one cache line of hot fields and a few
@@ -26,7 +32,7 @@
 use core::ptr;
 
 use super::blocks::TableWriter;
-use super::by_id::{rebuilt, IdFilter, IdMap, IdSide};
+use super::by_id::{IdMap, IdSide};
 use super::log::{Log, LogWriter, Ref};
 use super::record::Entry;
 use super::table::Table;
@@ -51,8 +57,7 @@ struct Hot {
     /// Places entries in both indexes.
     seed: HashSeed,
     /// The by-id map and its lock, owned (`Box::into_raw`), made before the
-    /// first entry is published, freed by `clear` and drop: null until
-    /// then.
+    /// first entry is published, freed by drop: null until then.
     ids: AtomicPtr<IdSide>,
 }
 
@@ -64,8 +69,6 @@ const _: () = assert!(core::mem::size_of::<Hot>() == 64);
 struct Writer {
     log: LogWriter,
     table: TableWriter,
-    /// The id filter, placed by [`RawShard::id_hash`].
-    ids: IdFilter,
 }
 
 /// One NC's lock-free shard: acquire-only hits, everything else under a lock.
@@ -140,7 +143,7 @@ impl RawShard {
     /// it was interned so. Lock-free: acquire loads only, no store; may miss
     /// an entry inserted concurrently or moved by a split (a false miss),
     /// never returns a wrong one.
-    #[inline]
+    #[cfg(test)]
     pub(crate) fn find_by_bytes(&self, bytes: &[u8]) -> Option<Entry<'_>> {
         self.find_hashed(bytes).ok()
     }
@@ -172,13 +175,47 @@ impl RawShard {
     /// `is_key` accepts.
     #[inline(always)]
     fn find_where(&self, hash: u64, is_key: impl Fn(&[u8]) -> bool) -> Option<Entry<'_>> {
+        self.find_ref_where(hash, is_key).map(|(_, entry)| entry)
+    }
+
+    /// [`find_where`](Self::find_where), with where the log stores the
+    /// entry.
+    #[inline(always)]
+    fn find_ref_where(
+        &self,
+        hash: u64,
+        is_key: impl Fn(&[u8]) -> bool,
+    ) -> Option<(Ref, Entry<'_>)> {
         let log = &self.hot.log;
         self.hot.table.find_map(hash, |at| {
             // SAFETY: a ref from a slot word loaded with acquire: its record
             // was published before the word was stored with release.
             let entry = unsafe { log.entry(at) };
-            is_key(entry.bytes()).then_some(entry)
+            is_key(entry.bytes()).then_some((at, entry))
         })
+    }
+
+    /// The entry holding exactly `bytes` under the db's id of them, found
+    /// as [`find_by_bytes`](Self::find_by_bytes) finds it, if it is
+    /// settled and holds its id first (no earlier entry holds it): `Ok` of
+    /// it, `Err(true)` if the probe found an entry but it is not known to
+    /// hold its id first (another string may, or the map is not settled
+    /// past it), `Err(false)` if the probe found none. Takes the by-id
+    /// map's shared lock after a probe that found an entry.
+    pub(crate) fn find_first_by_bytes(&self, bytes: &[u8]) -> Result<Entry<'_>, bool> {
+        let hash = self.bytes_hash(bytes);
+        let (at, entry) = self
+            .find_ref_where(hash, |stored| bytes_eq(stored, bytes))
+            .ok_or(false)?;
+        // SAFETY: the probe acquired a slot word published after the
+        // entry, which was published after the side was made.
+        let side = unsafe { self.id_side() }.ok_or(true)?;
+        let map = sync::read(&side.map);
+        if at < map.synced() && !map.is_shadowed(at) {
+            Ok(entry)
+        } else {
+            Err(true)
+        }
     }
 
     /// The id found by [`find_by_bytes`](Self::find_by_bytes) for each of
@@ -249,28 +286,95 @@ impl RawShard {
         self.hot.open.load(Ordering::Acquire)
     }
 
-    /// Entries stored (exact when no insert is running).
+    /// Entries appended (exact when no insert is running), shadowed ones
+    /// included.
     pub(crate) fn len(&self) -> usize {
         self.entries.load(Ordering::Relaxed)
     }
 
-    /// Bytes of string data stored (exact when no insert is running).
+    /// Bytes of string data appended (exact when no insert is running),
+    /// shadowed entries' included.
     pub(crate) fn bytes(&self) -> usize {
         self.bytes.load(Ordering::Relaxed)
     }
 
-    /// Calls `f` on every entry published from log position `from` on, in
-    /// insertion order, and returns the position after them. Lock-free. `0`
-    /// is the start; any other `from` must be a value this shard returned
-    /// since it was last cleared.
-    pub(crate) fn for_each_since(&self, from: usize, mut f: impl FnMut(Entry<'_>)) -> usize {
-        let from = Ref::from_bits(u32::try_from(from).unwrap_or(u32::MAX));
-        self.hot.log.walk_from(from, |_, entry| f(entry)).to_bits() as usize
+    /// Entries and bytes of string data held: [`len`](Self::len) and
+    /// [`bytes`](Self::bytes) less the shadowed entries found by the last
+    /// [`settle`](Self::settle).
+    pub(crate) fn held(&self) -> (usize, usize) {
+        let (entries, bytes) = (self.len(), self.bytes());
+        if self.hot.log.end() == Ref::default() {
+            return (entries, bytes);
+        }
+        // SAFETY: as in `for_each_since`.
+        let Some(side) = (unsafe { self.id_side() }) else {
+            return (entries, bytes);
+        };
+        let (shadowed, shadowed_bytes) = sync::read(&side.map).shadowed();
+        (
+            entries.saturating_sub(shadowed),
+            bytes.saturating_sub(shadowed_bytes),
+        )
     }
 
-    /// Calls `f` on every published entry.
+    /// Calls `f` on every entry from log position `from` up to where the
+    /// by-id map is settled ([`settle`](Self::settle)), but the shadowed
+    /// ones (whose id an earlier entry holds): slab by slab, newest first
+    /// within a slab. Returns the position after them (`from` if the map
+    /// is settled no further). The log is read without a lock, under the
+    /// map's shared lock, which holds settles off. `0` is the start; any
+    /// other `from` must be a value this shard returned.
+    pub(crate) fn for_each_since(&self, from: usize, mut f: impl FnMut(Entry<'_>)) -> usize {
+        let from = Ref::from_bits(u32::try_from(from).unwrap_or(u32::MAX));
+        let log = &self.hot.log;
+        // The side is made before the first entry is published: a reader
+        // that acquires an end past the start sees its pointer.
+        if log.end() == Ref::default() {
+            return from.to_bits() as usize;
+        }
+        // SAFETY: as just said; it is freed only through `&mut self`.
+        let Some(side) = (unsafe { self.id_side() }) else {
+            return from.to_bits() as usize;
+        };
+        let map = sync::read(&side.map);
+        let to = map.synced().max(from);
+        // `synced` was stored under the exclusive lock after a settle
+        // acquired it as the log's end, and this thread acquired the lock.
+        log.walk_between(from, to, |at, entry| {
+            if !map.is_shadowed(at) {
+                f(entry);
+            }
+        });
+        to.to_bits() as usize
+    }
+
+    /// Settles the by-id map up to the log's published end (`by_id`):
+    /// `conflict(id, kept, rejected)` is called for each entry found
+    /// holding an id that an earlier entry holds with other bytes. Takes
+    /// the map's exclusive lock, unless it is settled already. On an
+    /// allocation failure the map is left empty (correct, slower to read)
+    /// and the entries unsettled.
+    pub(crate) fn settle(&self, conflict: impl FnMut(u64, &[u8], &[u8])) -> Result<(), AllocError> {
+        let log = &self.hot.log;
+        let end = log.end();
+        if end == Ref::default() {
+            return Ok(());
+        }
+        // SAFETY: as in `for_each_since`.
+        let Some(side) = (unsafe { self.id_side() }) else {
+            return Ok(());
+        };
+        if sync::read(&side.map).synced() == end {
+            return Ok(());
+        }
+        sync::write(&side.map).settle(log, |id| self.id_hash(id), conflict)
+    }
+
+    /// Settles the map, ignoring conflicts, then calls `f` on every entry
+    /// the walk from the start visits.
     #[cfg(test)]
     pub(crate) fn for_each(&self, f: impl FnMut(Entry<'_>)) {
+        self.settle(|_, _, _| {}).expect("memory for the map");
         self.for_each_since(0, f);
     }
 
@@ -340,39 +444,25 @@ pub(crate) struct WriteGuard<'a> {
 }
 
 impl<'a> WriteGuard<'a> {
-    /// The entry stored under `id`. A new id (the common case on a miss)
-    /// costs one word of the id filter.
-    pub(crate) fn find_by_id(&mut self, id: u64) -> Option<Entry<'a>> {
-        let at = self.ref_of_id(id)?;
+    /// The entry that holds `id` first, after settling the by-id map
+    /// ([`RawShard::settle`], `conflict` as there): exact, since no entry
+    /// is appended while the guard is held.
+    pub(crate) fn find_by_id(
+        &mut self,
+        id: u64,
+        conflict: impl FnMut(u64, &[u8], &[u8]),
+    ) -> Result<Option<Entry<'a>>, AllocError> {
+        let shard = self.shard;
+        shard.settle(conflict)?;
+        // SAFETY: under the writer lock.
+        let Some(side) = (unsafe { shard.id_side() }) else {
+            return Ok(None);
+        };
+        let log = &shard.hot.log;
+        let at = sync::read(&side.map).get(log, id, shard.id_hash(id));
         // SAFETY: a ref to the writer's own published record; entries live
         // as long as the shard.
-        Some(unsafe { self.shard.hot.log.entry(at) })
-    }
-
-    /// Where the log stores the entry of `id`: the filter first, inline
-    /// (it answers almost every miss), then [`ref_of_maybe`](Self::ref_of_maybe).
-    #[inline]
-    fn ref_of_id(&self, id: u64) -> Option<Ref> {
-        let writer = self.writer.as_ref()?;
-        let hash = self.shard.id_hash(id);
-        if !writer.ids.may_hold(hash) {
-            return None;
-        }
-        self.ref_of_maybe(writer, id, hash)
-    }
-
-    /// The filter's "maybe": the entries the map lacks, then the map under
-    /// the shared lock (a "maybe" holds no reader off).
-    #[cold]
-    #[inline(never)]
-    fn ref_of_maybe(&self, writer: &Writer, id: u64, hash: u64) -> Option<Ref> {
-        let shard = self.shard;
-        let log = &shard.hot.log;
-        writer.ids.find_lacking(log, id, hash).or_else(|| {
-            // SAFETY: under the writer lock.
-            let side = unsafe { shard.id_side() }?;
-            sync::read(&side.map).get(log, id, hash)
-        })
+        Ok(at.map(|at| unsafe { log.entry(at) }))
     }
 
     /// Bytes of string data stored.
@@ -396,7 +486,6 @@ impl<'a> WriteGuard<'a> {
         let fresh = Writer {
             log: LogWriter::default(),
             table: TableWriter::default(),
-            ids: IdFilter::new(),
         };
         *self.writer = Some(try_box(fresh).ok_or(AllocError)?);
         Ok(())
@@ -405,36 +494,6 @@ impl<'a> WriteGuard<'a> {
     /// Opens or closes the shard.
     pub(crate) fn set_open(&mut self, open: bool) {
         self.shard.hot.open.store(open, Ordering::Release);
-    }
-
-    /// Makes sure `entry`, whose id was checked to be the db's id of its
-    /// bytes, is in the by-bytes table (an earlier insert may have been
-    /// registered with a caller's id, or could not index it for lack of
-    /// memory).
-    pub(crate) fn index_by_bytes(&mut self, entry: Entry<'a>) -> Result<(), AllocError> {
-        let shard = self.shard;
-        if self.writer.is_none() {
-            return Ok(());
-        }
-        let hash = shard.bytes_hash(entry.bytes());
-        // Under the lock the table has no false misses: every store to it
-        // happened under this lock.
-        let log = &shard.hot.log;
-        let indexed = shard.hot.table.find(hash, |at| {
-            // SAFETY: the writer's own record.
-            let e = unsafe { log.entry(at) };
-            e.id() == entry.id() && bytes_eq(e.bytes(), entry.bytes())
-        });
-        if indexed.is_some() {
-            return Ok(());
-        }
-        let at = self.ref_of_id(entry.id()).ok_or(AllocError)?;
-        let writer = self.writer.as_mut().expect("it holds the entry");
-        shard
-            .hot
-            .table
-            .insert(&mut writer.table, hash, at, shard.capacity)
-            .map_err(|_| AllocError)
     }
 
     /// [`insert_hashed`](Self::insert_hashed), indexing by the bytes if
@@ -450,71 +509,62 @@ impl<'a> WriteGuard<'a> {
         self.insert_hashed(id, bytes, by_bytes)
     }
 
-    /// Inserts `id → bytes`, which the shard must not hold under `id` (check
-    /// with [`find_by_id`](Self::find_by_id) under this guard), and, if
-    /// `by_bytes` is the bytes' hash ([`RawShard::bytes_hash`], which the
-    /// caller passes when `id` is the db's id of `bytes`), indexes it by its
-    /// bytes. On an allocation failure the shard is unchanged, except that a
-    /// full by-bytes table only leaves the entry out of it (hits for it then
-    /// take the locked path, which indexes it again).
+    /// Appends `id → bytes` and, if `by_bytes` is the bytes' hash
+    /// ([`RawShard::bytes_hash`], which the caller passes when `id` is the
+    /// db's id of `bytes`), indexes it by its bytes. The caller checked
+    /// that the by-bytes table does not hold `bytes` (a miss), or, for a
+    /// synchronous outcome, that no entry holds `id`
+    /// ([`find_by_id`](Self::find_by_id)); an entry whose id an earlier
+    /// one holds is found when the by-id map is next settled. On an
+    /// allocation failure the shard is unchanged (what the index needs is
+    /// allocated first).
     pub(crate) fn insert_hashed(
         &mut self,
         id: u64,
         bytes: &[u8],
         by_bytes: Option<u64>,
     ) -> Result<(), AllocError> {
-        debug_assert!(self.find_by_id(id).is_none());
         debug_assert!(by_bytes.is_none_or(|hash| hash == self.shard.bytes_hash(bytes)));
         let shard = self.shard;
-        let writer = self.writer_mut()?;
+        self.writer_mut()?;
         let log = &shard.hot.log;
-        if writer.ids.is_full(shard.len()) {
-            // Built while readers use the old map; swapped in at once.
-            let (filter, map) = rebuilt(log, shard.len(), |id| shard.id_hash(id))?;
-            // SAFETY: under the writer lock.
-            match unsafe { shard.id_side() } {
-                Some(side) => {
-                    let old = core::mem::replace(&mut *sync::write(&side.map), map);
-                    drop(old);
-                }
-                None => {
-                    let side = try_box(IdSide {
-                        map: RwLock::new(map),
-                    })
-                    .ok_or(AllocError)?;
-                    // Relaxed: published by the log's end, which the first
-                    // entry moves after this.
-                    shard.hot.ids.store(Box::into_raw(side), Ordering::Relaxed);
-                }
-            }
-            writer.ids = filter;
+        if shard.hot.ids.load(Ordering::Relaxed).is_null() {
+            self.make_id_side()?;
         }
-        if writer.ids.is_lacking_most() {
-            // SAFETY: under the writer lock.
-            if let Some(side) = unsafe { shard.id_side() } {
-                sync::write(&side.map).catch_up(&mut writer.ids, log.end());
-            }
+        let writer = self.writer.as_mut().expect("made above");
+        if by_bytes.is_some() {
+            shard.hot.table.reserve(&mut writer.table, shard.capacity)?;
         }
         let at = log.append(&mut writer.log, id, bytes)?;
-        // Into the filter now, into the map with the next few (a reader
-        // walks past the map to the entries it lacks).
-        writer.ids.note(shard.id_hash(id), at);
         // Published to walks before hits can find it: a thread whose intern
         // returned through a hit on this entry may snapshot at once, and
         // the snapshot must hold it (`tests/hit_then_snapshot.rs`).
         log.publish(&writer.log);
         if let Some(hash) = by_bytes {
-            // Best effort: see above.
-            let _ = shard
-                .hot
-                .table
-                .insert(&mut writer.table, hash, at, shard.capacity);
+            shard.hot.table.insert_reserved(&mut writer.table, hash, at);
         }
         // Under the lock: plain stores, no read-modify-write needed.
         shard.entries.store(shard.len() + 1, Ordering::Relaxed);
         shard
             .bytes
             .store(shard.bytes() + bytes.len(), Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// The by-id side, made before the shard's first entry is published.
+    #[cold]
+    #[inline(never)]
+    fn make_id_side(&mut self) -> Result<(), AllocError> {
+        let side = try_box(IdSide {
+            map: RwLock::new(IdMap::new()),
+        })
+        .ok_or(AllocError)?;
+        // Relaxed: published by the log's end, which the first entry moves
+        // after this.
+        self.shard
+            .hot
+            .ids
+            .store(Box::into_raw(side), Ordering::Relaxed);
         Ok(())
     }
 }

@@ -214,6 +214,7 @@ impl Table {
 
     /// The ref of the key of hash `hash` for which `is_key` holds. Acquire
     /// loads only; may miss a key during a split (see the module docs).
+    #[cfg(test)]
     #[inline]
     pub(crate) fn find(&self, hash: u64, mut is_key: impl FnMut(Ref) -> bool) -> Option<Ref> {
         self.find_map(hash, |at| is_key(at).then_some(at))
@@ -287,6 +288,7 @@ impl Table {
 
     /// Adds the word of `(hash, at)`: [`reserve`](Self::reserve), then
     /// [`insert_reserved`](Self::insert_reserved).
+    #[cfg(test)]
     pub(crate) fn insert(
         &self,
         writer: &mut TableWriter,
@@ -303,7 +305,11 @@ impl Table {
     /// needs: the first directory and segments (room for `capacity`
     /// entries) if the table has none, and a spare overflow bucket. Only the
     /// writer calls this.
-    fn reserve(&self, writer: &mut TableWriter, capacity: usize) -> Result<(), AllocError> {
+    pub(crate) fn reserve(
+        &self,
+        writer: &mut TableWriter,
+        capacity: usize,
+    ) -> Result<(), AllocError> {
         if self.dir.load(Ordering::Relaxed).is_null() {
             self.init(writer, capacity)?;
         }
@@ -314,7 +320,7 @@ impl Table {
     /// it cannot fail. Only the writer calls this, for a key the table does
     /// not hold. Then splits buckets while the load asks for it; a split
     /// that cannot allocate is left for a later insert.
-    fn insert_reserved(&self, writer: &mut TableWriter, hash: u64, at: Ref) {
+    pub(crate) fn insert_reserved(&self, writer: &mut TableWriter, hash: u64, at: Ref) {
         let shape = Shape::unpack(self.shape.load(Ordering::Relaxed));
         self.place(writer, shape.bucket_of(hash), word_of(hash, at));
         writer.entries += 1;

@@ -2,7 +2,6 @@
 //! a writer.
 
 use super::*;
-use crate::raw::sizes::CATCH_UP;
 
 /// Small under Miri, which is slow.
 const N: u64 = if cfg!(miri) { 300 } else { 5000 };
@@ -46,6 +45,7 @@ fn walks_resume_where_they_stopped() {
                 shard.write().insert(i, &key(i), i % 2 == 0).unwrap();
             }
         }
+        settle(&shard);
         at = shard.for_each_since(at, |e| seen.push(e.id()));
     }
     let mut all = Vec::new();
@@ -86,6 +86,7 @@ fn records_of_every_size_across_slabs() {
     let mut seen = Vec::new();
     for (i, name) in names.iter().enumerate() {
         shard.write().insert(i as u64, name, true).unwrap();
+        settle(&shard);
         at = shard.for_each_since(at, |e| seen.push((e.id(), e.bytes().to_vec())));
     }
     seen.sort_unstable();
@@ -104,20 +105,98 @@ fn records_of_every_size_across_slabs() {
 }
 
 #[test]
-fn caller_ids_are_not_indexed_by_bytes_until_promoted() {
+fn caller_ids_are_not_indexed_by_bytes() {
     let shard = RawShard::new(0);
     shard.write().insert(42, b"caller", false).unwrap();
     assert!(shard.find_by_bytes(b"caller").is_none());
     assert_eq!(shard.find_by_id(42).unwrap().bytes(), b"caller");
     let mut writer = shard.write();
-    let entry = writer.find_by_id(42).unwrap();
-    writer.index_by_bytes(entry).unwrap();
-    writer.index_by_bytes(entry).unwrap(); // idempotent
+    let entry = writer.find_by_id(42, |_, _, _| panic!("no conflict"));
+    assert_eq!(entry.unwrap().unwrap().bytes(), b"caller");
     drop(writer);
-    assert_eq!(shard.find_by_bytes(b"caller").unwrap().id(), 42);
     let mut count = 0;
     shard.for_each(|_| count += 1);
     assert_eq!(count, 1);
+}
+
+/// Conflicts found by settling, in log order: `(id, kept, rejected)`.
+fn settle(shard: &RawShard) -> Vec<(u64, Vec<u8>, Vec<u8>)> {
+    let mut found = Vec::new();
+    shard
+        .settle(|id, kept, rejected| found.push((id, kept.to_vec(), rejected.to_vec())))
+        .unwrap();
+    found
+}
+
+#[test]
+fn settling_keeps_the_first_entry_of_an_id_within_and_across_slabs() {
+    use crate::raw::sizes::SLAB_BYTES;
+    let shard = RawShard::new(0);
+    // Within one slab: "a", then "b" and "a" again under its id (as
+    // misses that never look an id up append them), and other entries.
+    shard.write().insert_hashed(7, b"a", None).unwrap();
+    shard.write().insert_hashed(8, b"c", None).unwrap();
+    shard.write().insert_hashed(7, b"b", None).unwrap();
+    shard.write().insert_hashed(7, b"a", None).unwrap();
+    // Found by a reader before any settle: the earliest, though a walk
+    // meets a slab's entries newest first.
+    assert_eq!(shard.find_by_id(7).unwrap().bytes(), b"a");
+    assert_eq!(settle(&shard), [(7, b"a".to_vec(), b"b".to_vec())]);
+    assert!(settle(&shard).is_empty(), "each conflict is found once");
+    let mut walked = Vec::new();
+    shard.for_each(|e| walked.push((e.id(), e.bytes().to_vec())));
+    walked.sort_unstable();
+    assert_eq!(walked, [(7, b"a".to_vec()), (8, b"c".to_vec())]);
+    // Across slabs, and past rebuilds of the map: an id held in an
+    // earlier slab, met again in later ones, some settles apart.
+    let filler = vec![b'f'; SLAB_BYTES / 3];
+    for i in 0..N {
+        if i % 500 == 0 {
+            shard
+                .write()
+                .insert_hashed(7, format!("z{i}").as_bytes(), None)
+                .unwrap();
+            shard
+                .write()
+                .insert_hashed(1000 + i, &filler, None)
+                .unwrap();
+        }
+        shard
+            .write()
+            .insert_hashed(10_000 + i, &key(i), None)
+            .unwrap();
+        if i % 1000 == 999 {
+            let found = settle(&shard);
+            assert_eq!(found.len(), 2);
+            assert!(found.iter().all(|(id, kept, _)| *id == 7 && kept == b"a"));
+        }
+    }
+    settle(&shard);
+    assert_eq!(shard.find_by_id(7).unwrap().bytes(), b"a");
+    let mut sevens = 0;
+    let mut all = 0;
+    shard.for_each(|e| {
+        sevens += usize::from(e.id() == 7);
+        all += 1;
+    });
+    assert_eq!(sevens, 1, "a walk skips the later entries of an id");
+    assert_eq!(all as u64, 2 + N + N.div_ceil(500));
+}
+
+#[test]
+fn walks_go_as_far_as_the_map_is_settled() {
+    let shard = RawShard::new(0);
+    shard.write().insert(1, b"one", true).unwrap();
+    assert_eq!(shard.for_each_since(0, |_| panic!("nothing settled")), 0);
+    settle(&shard);
+    shard.write().insert(2, b"two", true).unwrap();
+    let mut seen = Vec::new();
+    let at = shard.for_each_since(0, |e| seen.push(e.id()));
+    assert_eq!(seen, [1]);
+    settle(&shard);
+    let at = shard.for_each_since(at, |e| seen.push(e.id()));
+    assert_eq!(seen, [1, 2]);
+    assert_eq!(shard.for_each_since(at, |_| panic!("nothing new")), at);
 }
 
 #[test]
@@ -194,9 +273,8 @@ fn batch_lookups_agree_with_single_ones() {
 
 #[test]
 fn ids_are_found_after_inserts_that_never_looked_one_up() {
-    // Nothing looks an id up while these go in (in release builds; a debug
-    // assertion of `insert_hashed` does): the map takes them 32 at a time,
-    // and the last few are found by the walk past it.
+    // Nothing looks an id up while these go in, nor settles the map: a
+    // reader finds each by walking past the (empty) map.
     let shard = RawShard::new(0);
     for i in 0..N {
         shard.write().insert_hashed(i, &key(i), None).unwrap();
@@ -258,10 +336,13 @@ fn concurrent_readers_and_a_writer() {
 #[test]
 fn finding_by_id_does_not_wait_for_the_writer_lock() {
     let shard = RawShard::new(0);
-    // Past several rebuilds and catch-ups, and a tail the map lacks.
-    let n = 3 * CATCH_UP as u64 + 5;
+    // Past a settle, and a tail the map lacks.
+    let n = 105;
     for i in 0..n {
         shard.write().insert(i, &key(i), true).unwrap();
+        if i == 80 {
+            settle(&shard);
+        }
     }
     let held = shard.write();
     let (done, finished) = std::sync::mpsc::channel();
