@@ -54,9 +54,14 @@ impl<S: Strategy> InternedStringDb<S> {
         if names.is_empty() {
             return Ok(());
         }
-        let ctx = self
-            .made_context(nc)
-            .map_err(|error| BatchError::At { index: 0, error })?;
+        // As `intern` of the first name: an NC with no context yet (or out
+        // of range) refuses an empty first name before it is made.
+        let ctx = match self.context(nc) {
+            Some(ctx) => ctx,
+            None => self
+                .first_context(nc, names[0].as_ref())
+                .map_err(|error| BatchError::At { index: 0, error })?,
+        };
         for (step, (names, ids)) in names.chunks(STEP).zip(ids.chunks_mut(STEP)).enumerate() {
             ctx.shard.find_hits(names, ids);
             if ids.contains(&0) {

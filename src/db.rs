@@ -138,7 +138,7 @@ impl<S: Strategy> InternedStringDb<S> {
 
     /// NC `nc`'s context if it was made (`None`: open and empty).
     #[inline]
-    fn context(&self, nc: usize) -> Option<&NcContext<S>> {
+    pub(crate) fn context(&self, nc: usize) -> Option<&NcContext<S>> {
         self.contexts.get(nc)?.get()
     }
 
@@ -257,7 +257,7 @@ impl<S: Strategy> InternedStringDb<S> {
     /// it makes no context.
     #[cold]
     #[inline(never)]
-    fn first_context(&self, nc: usize, bytes: &[u8]) -> Result<&NcContext<S>, Error> {
+    pub(crate) fn first_context(&self, nc: usize, bytes: &[u8]) -> Result<&NcContext<S>, Error> {
         if bytes.is_empty() {
             return Err(Error::EmptyString);
         }

@@ -154,6 +154,55 @@ fn concurrent_batches_lose_nothing<S: Strategy>() {
     assert_eq!(db.snapshot().len(), distinct.len());
 }
 
+/// The error `intern` gives for the first name of `names` that fails, as a
+/// batch reports it.
+fn one_by_one<S: Strategy>(
+    db: &InternedStringDb<S>,
+    nc: usize,
+    names: &[&str],
+) -> Result<(), BatchError> {
+    for (index, name) in names.iter().enumerate() {
+        db.intern(nc, name)
+            .map_err(|error| BatchError::At { index, error })?;
+    }
+    Ok(())
+}
+
+fn batch_fails_as_the_first_failing_intern<S: Strategy>() {
+    // NC 0 never written to, 1 written to, 2 closed unwritten, 3 written to
+    // then closed, 4 out of range; a cap of 6 bytes for the rest.
+    let prepare = || {
+        let db = db::<S>(Config::new().ncs(4).byte_cap(6));
+        db.intern(1, "w").unwrap();
+        db.intern(3, "w").unwrap();
+        db.close_nc(2).unwrap();
+        db.close_nc(3).unwrap();
+        db
+    };
+    let inputs: [&[&str]; 7] = [
+        &[""],
+        &["", "a"],
+        &["a", ""],
+        &["a"],
+        &["x", "", "y"],
+        &["w", ""],
+        &["abc", "defg", ""],
+    ];
+    for nc in 0..5 {
+        for names in inputs {
+            let (single, batched) = (prepare(), prepare());
+            let expected = one_by_one(&single, nc, names);
+            let mut ids = vec![0; names.len()];
+            let got = batched.intern_batch(nc, names, &mut ids);
+            assert_eq!(got, expected, "NC {nc}, names {names:?}");
+            if nc < 4 {
+                assert_eq!(batched.nc_len(nc), single.nc_len(nc), "NC {nc}, {names:?}");
+            }
+            assert_eq!(batched.snapshot(), single.snapshot(), "NC {nc}, {names:?}");
+        }
+    }
+}
+
 for_each_strategy!(
     batch_matches_one_by_one,
     every_slice_of_names_works,
@@ -161,4 +210,5 @@ for_each_strategy!(
     failure_says_where_and_keeps_the_prefix,
     cap_reached_mid_batch,
     concurrent_batches_lose_nothing,
+    batch_fails_as_the_first_failing_intern,
 );
