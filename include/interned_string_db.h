@@ -237,8 +237,11 @@ void nrt_interned_string_db_cursor_free(struct NrtInternedStringDbCursor *cursor
 // The entries of open NCs that `cursor` has not delivered yet, as a new
 // shard written to `out_shard` (export it with `get_entries`, read the
 // conflicts newly seen with `get_conflicts`, free it with `shard_free`);
-// advances the cursor. No id is delivered twice to one cursor; a closed NC
-// delivers its entries once reopened. `NRT_INVALID` for a NULL argument.
+// advances the cursor, but only if the shard is made: after `NRT_RESOURCE`
+// (memory for the copy ran out; `*out_shard` is not written), the next
+// delta delivers the same entries again. No id is delivered twice to one
+// cursor; a closed NC delivers its entries once reopened. `NRT_INVALID`
+// for a NULL argument.
 //
 // # Safety
 //

@@ -492,6 +492,37 @@ impl<S: Strategy> InternedStringDb<S> {
         cursor.delta(self.generation, &self.contexts, || self.merge_guard())
     }
 
+    /// The [`delta`](Self::delta) for `cursor`, handed to `deliver`: the
+    /// cursor keeps its advance only if `deliver` succeeds. On `deliver`'s
+    /// error the cursor is rewound to where it was before the call, so the
+    /// next delta delivers the same entries and conflicts again and a failed
+    /// delivery (a copy refused for memory, a write that failed) loses
+    /// nothing. [`save_delta`](Self::save_delta) is this with
+    /// [`Snapshot::save`].
+    ///
+    /// ```
+    /// use interned_string_db::{Cursor, InternedStringDb};
+    /// let db = InternedStringDb::new();
+    /// let mut cursor = Cursor::new();
+    /// db.intern(0, "a").unwrap();
+    /// let lost: Result<(), ()> = db.delta_with(&mut cursor, |_| Err(()));
+    /// assert!(lost.is_err());
+    /// assert_eq!(db.delta(&mut cursor).len(), 1, "delivered again");
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// Those of `deliver`.
+    pub fn delta_with<T, E>(
+        &self,
+        cursor: &mut Cursor,
+        deliver: impl FnOnce(&Snapshot) -> Result<T, E>,
+    ) -> Result<T, E> {
+        let mark = cursor.mark(self.generation, self.ncs());
+        let delta = self.delta(cursor);
+        deliver(&delta).inspect_err(|_| cursor.rewind(mark, &delta))
+    }
+
     /// Saves the [`delta`](Self::delta) for `cursor` to `path`, atomically
     /// and in the format of `docs/snapshot-format.md` (as
     /// [`Snapshot::save`]), and returns it. The cursor advances only if the

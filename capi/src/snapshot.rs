@@ -75,8 +75,11 @@ unsafe fn db_and_cursor<'a>(
 /// The entries of open NCs that `cursor` has not delivered yet, as a new
 /// shard written to `out_shard` (export it with `get_entries`, read the
 /// conflicts newly seen with `get_conflicts`, free it with `shard_free`);
-/// advances the cursor. No id is delivered twice to one cursor; a closed NC
-/// delivers its entries once reopened. `NRT_INVALID` for a NULL argument.
+/// advances the cursor, but only if the shard is made: after `NRT_RESOURCE`
+/// (memory for the copy ran out; `*out_shard` is not written), the next
+/// delta delivers the same entries again. No id is delivered twice to one
+/// cursor; a closed NC delivers its entries once reopened. `NRT_INVALID`
+/// for a NULL argument.
 ///
 /// # Safety
 ///
@@ -99,8 +102,17 @@ pub unsafe extern "C" fn nrt_interned_string_db_delta(
             log_error(format_args!("{NAME}: out_shard is NULL"));
             return NRT_STATUS::NRT_INVALID;
         }
-        // SAFETY: non-NULL and writable (the caller's contract).
-        unsafe { export_to_shard(NAME, &db.delta(cursor), out_shard) }
+        // The cursor advances only if the delta reaches C: a copy refused
+        // (`NRT_RESOURCE`) rewinds it, so the next delta delivers the same
+        // entries again.
+        let exported = db.delta_with(cursor, |delta| {
+            // SAFETY: non-NULL and writable (the caller's contract).
+            match unsafe { export_to_shard(NAME, delta, out_shard) } {
+                NRT_STATUS::NRT_SUCCESS => Ok(NRT_STATUS::NRT_SUCCESS),
+                failed => Err(failed),
+            }
+        });
+        exported.unwrap_or_else(|failed| failed)
     })
 }
 
