@@ -84,7 +84,10 @@ impl Config {
     /// [`Registered::Conflict`](crate::Registered::Conflict), but is counted in
     /// [`conflicts_dropped`](crate::InternedStringDb::conflicts_dropped) (and
     /// [`Snapshot::conflicts_dropped`](crate::Snapshot::conflicts_dropped)) instead of being stored. Conflicts do
-    /// not count against [`byte_cap`](Self::byte_cap). `0` stores none.
+    /// not count against [`byte_cap`](Self::byte_cap). `0` stores none. A
+    /// conflict whose strings the allocator refuses to copy (memory running
+    /// out) is counted there too, within the budget or not: recording a
+    /// conflict never aborts.
     pub fn conflict_budget(mut self, bytes: usize) -> Self {
         self.conflict_budget = bytes;
         self

@@ -55,14 +55,35 @@ impl ConflictRef<'_> {
 /// within a byte budget: past it, conflicts are counted, not stored, so that
 /// a caller registering many strings under one id (the C ABI's
 /// `register_entry` lets any caller do so) cannot grow memory without bound.
+/// A conflict whose copies or table growth the allocator refuses is counted
+/// too: recording never allocates infallibly, so it never aborts.
 #[derive(Debug)]
 pub(crate) struct ConflictLog {
-    /// Allocated at the first conflict: most NCs never see one, and the
-    /// list's empty tables (about 150 bytes) would sit in every NC's
-    /// context (`docs/history.md`).
+    /// Boxed, so that the list's empty tables (about 150 bytes) stay out of
+    /// the NC's context (`docs/history.md`); allocated with the context
+    /// (fallibly: the NC's first write fails instead), so that a conflict
+    /// met when memory is short can always be counted.
     /// (The budget is the db's, passed to [`record`](Self::record): held
     /// here it would take an NC's context from two cache lines to three.)
-    inner: Mutex<Option<Box<ConflictList>>>,
+    inner: Mutex<Box<[ConflictList; 1]>>,
+}
+
+/// Memory for a conflict's copies or tables was refused.
+#[derive(Debug)]
+struct Refused;
+
+/// A copy of `bytes`, allocated fallibly.
+fn try_copy(bytes: &[u8]) -> Result<Box<[u8]>, Refused> {
+    let mut copy = Vec::new();
+    copy.try_reserve_exact(bytes.len()).map_err(|_| Refused)?;
+    copy.extend_from_slice(bytes);
+    // Exactly as long as its capacity: no reallocation.
+    Ok(copy.into_boxed_slice())
+}
+
+/// Room for one more item in `items`, reserved fallibly.
+fn room_for_one<T>(items: &mut Vec<T>) -> Result<(), Refused> {
+    items.try_reserve(1).map_err(|_| Refused)
 }
 
 #[derive(Debug, Default)]
@@ -79,9 +100,16 @@ struct ConflictList {
     hasher: hashbrown::DefaultHashBuilder,
     /// Bytes charged against the budget so far.
     charged: usize,
-    /// Conflicts refused because the budget was spent (a repeat of one
-    /// counts again: it was not stored, so it cannot be recognised).
+    /// Conflicts refused because the budget was spent, or because memory
+    /// to store them was refused (a repeat of one counts again: it was not
+    /// stored, so it cannot be recognised).
     dropped: u64,
+    /// Whether a conflict was counted past the budget (its first is
+    /// logged).
+    spent: bool,
+    /// Whether a conflict was counted for memory refused (its first is
+    /// logged).
+    refused: bool,
 }
 
 #[derive(Debug)]
@@ -93,11 +121,17 @@ struct StoredConflict {
 }
 
 impl ConflictLog {
-    /// An empty log; it allocates nothing until its first conflict.
-    pub(crate) fn new() -> Self {
-        ConflictLog {
-            inner: Mutex::new(None),
-        }
+    /// An empty log: its list's box, with empty tables; `None` if that
+    /// box could not be allocated.
+    pub(crate) fn try_new() -> Option<Self> {
+        let mut one = Vec::new();
+        one.try_reserve_exact(1).ok()?;
+        one.push(ConflictList::default());
+        // Exactly one item and as much capacity: no reallocation.
+        let inner: Box<[ConflictList; 1]> = one.into_boxed_slice().try_into().ok()?;
+        Some(ConflictLog {
+            inner: Mutex::new(inner),
+        })
     }
 
     /// Records a conflict found in NC `nc`. The first time a given
@@ -108,10 +142,11 @@ impl ConflictLog {
     /// one logged). `budget`: the bytes the stored conflicts may take,
     /// [`RECORD_OVERHEAD`] included (the db's
     /// [`conflict_budget`](crate::Config::conflict_budget), the same on
-    /// every call).
+    /// every call). If memory for the copies of the strings or for the
+    /// tables' growth is refused, the conflict is counted as one past the
+    /// budget is (the first such one logged), and nothing is half-stored.
     pub(crate) fn record(&self, budget: usize, nc: usize, id: u64, kept: &[u8], rejected: &[u8]) {
         let mut conflicts = sync::lock(&self.inner);
-        let conflicts = conflicts.get_or_insert_with(Box::default);
         let ConflictList {
             list,
             kept: kept_strings,
@@ -120,7 +155,9 @@ impl ConflictLog {
             hasher,
             charged,
             dropped,
-        } = &mut **conflicts;
+            spent,
+            refused,
+        } = &mut conflicts[0];
         let hash = hasher.hash_one((id, rejected));
         let is_repeat = |&at: &usize| list[at].id == id && *list[at].rejected == *rejected;
         if seen.find(hash, is_repeat).is_some() {
@@ -133,7 +170,8 @@ impl ConflictLog {
             .saturating_add(known_kept.map_or(kept.len().saturating_add(RECORD_OVERHEAD), |_| 0));
         if charge > budget.saturating_sub(*charged) {
             *dropped += 1;
-            if *dropped == 1 {
+            if !*spent {
+                *spent = true;
                 log::warn!(
                     "Interned string db's conflict budget of {} bytes is spent in NeuronCore {nc}: further conflicts are counted, not stored (first: id {id}, {:?} refused for {:?})",
                     budget,
@@ -143,6 +181,31 @@ impl ConflictLog {
             }
             return;
         }
+        // Every copy and every table's room first, fallibly: a refusal
+        // leaves the list as it was, and counts the conflict.
+        let prepared = seen
+            .try_reserve(1, |&at| hasher.hash_one((list[at].id, &*list[at].rejected)))
+            .map_err(|_| Refused)
+            .and_then(|()| room_for_one(list))
+            .and_then(|()| match known_kept {
+                Some(_) => Ok(None),
+                None => {
+                    room_for_one(kept_strings)?;
+                    kept_at.try_reserve(1).map_err(|_| Refused)?;
+                    try_copy(kept).map(Some)
+                }
+            })
+            .and_then(|kept_copy| Ok((kept_copy, try_copy(rejected)?)));
+        let Ok((kept_copy, rejected_copy)) = prepared else {
+            *dropped += 1;
+            if !*refused {
+                *refused = true;
+                log::warn!(
+                    "Interned string db could not allocate memory to store a conflict on id {id} in NeuronCore {nc}: it is counted, not stored"
+                );
+            }
+            return;
+        };
         // Log before storing: if the logger panics, nothing is half-recorded
         // and the next attempt records it.
         log::warn!(
@@ -150,18 +213,22 @@ impl ConflictLog {
             String::from_utf8_lossy(kept),
             String::from_utf8_lossy(rejected),
         );
-        let kept_index = known_kept.unwrap_or_else(|| {
-            kept_strings.push(kept.into());
-            kept_at.insert(id, kept_strings.len() - 1);
-            kept_strings.len() - 1
-        });
+        // The room is reserved: none of these allocates.
+        let kept_index = match (known_kept, kept_copy) {
+            (Some(index), _) => index,
+            (None, copy) => {
+                kept_strings.push(copy.unwrap_or_default());
+                kept_at.insert(id, kept_strings.len() - 1);
+                kept_strings.len() - 1
+            }
+        };
         seen.insert_unique(hash, list.len(), |&at| {
             hasher.hash_one((list[at].id, &*list[at].rejected))
         });
         list.push(StoredConflict {
             id,
             kept: kept_index,
-            rejected: rejected.into(),
+            rejected: rejected_copy,
         });
         *charged += charge;
     }
@@ -169,9 +236,7 @@ impl ConflictLog {
     /// Calls `f` on every recorded conflict, in the order they were seen.
     pub(crate) fn for_each(&self, mut f: impl FnMut(ConflictRef<'_>)) {
         let conflicts = sync::lock(&self.inner);
-        let Some(conflicts) = conflicts.as_deref() else {
-            return;
-        };
+        let conflicts = &conflicts[0];
         for stored in &conflicts.list {
             f(ConflictRef {
                 id: stored.id,
@@ -183,12 +248,13 @@ impl ConflictLog {
 
     /// How many distinct conflicts were recorded.
     pub(crate) fn len(&self) -> usize {
-        sync::lock(&self.inner).as_ref().map_or(0, |c| c.list.len())
+        sync::lock(&self.inner)[0].list.len()
     }
 
-    /// How many conflicts the budget kept out of the log.
+    /// How many conflicts the budget, or memory refused, kept out of the
+    /// log.
     pub(crate) fn dropped(&self) -> u64 {
-        sync::lock(&self.inner).as_ref().map_or(0, |c| c.dropped)
+        sync::lock(&self.inner)[0].dropped
     }
 }
 

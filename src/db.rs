@@ -410,7 +410,8 @@ impl<S: Strategy> InternedStringDb<S> {
 
     /// How many conflicts any shard, open or closed, counted without storing
     /// them because its [conflict budget](Config::conflict_budget) was spent
-    /// (a repeat of a dropped conflict counts again). Non-zero means that
+    /// or memory to store them was refused (a repeat of a dropped conflict
+    /// counts again). Non-zero means that
     /// [`conflicts`](Self::conflicts) is incomplete: many strings contest
     /// some id, which for names from untrusted input may be deliberate.
     pub fn conflicts_dropped(&self) -> u64 {

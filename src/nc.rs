@@ -35,7 +35,7 @@ impl<S: Strategy> NcContext<S> {
     pub(crate) fn new(config: &ShardConfig) -> Result<Self, Refusal> {
         Ok(NcContext {
             shard: S::Shard::new(config)?,
-            conflicts: ConflictLog::new(),
+            conflicts: ConflictLog::try_new().ok_or(Refusal::OutOfMemory)?,
             _align: [],
         })
     }

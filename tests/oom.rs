@@ -8,7 +8,7 @@ mod common;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
-use interned_string_db::{Config, Error, InternedStringDb, Strategy};
+use interned_string_db::{Config, Error, InternedStringDb, Registered, Strategy};
 
 /// Allocations at least this large fail while armed: the string's copy, never
 /// the small bookkeeping a failure path may need.
@@ -67,4 +67,46 @@ fn allocation_failure_is_an_error<S: Strategy>() {
     assert_eq!(db.snapshot().len(), 1001);
 }
 
-for_each_strategy!(allocation_failure_is_an_error);
+/// A conflict whose strings cannot be copied is counted, not stored, and
+/// the call neither fails nor aborts; once memory is back, the same
+/// conflicts are stored.
+fn refused_conflict_copies_are_counted<S: Strategy>() {
+    let db: InternedStringDb<S> =
+        InternedStringDb::with_config(Config::new().ncs(1).conflict_budget(64 << 20));
+    let huge = |fill: u8| vec![fill; 2 * REFUSED_FROM];
+    // A short kept string, a rejected one too large to copy; a kept string
+    // too large to copy, a short rejected one.
+    db.register(0, 7, b"kept").unwrap();
+    db.register(0, 8, &huge(b'k')).unwrap();
+    let (rejected_7, rejected_8) = (huge(b'r'), b"rejected".to_vec());
+    for round in 1..=2 {
+        ARMED.with(|a| a.set(true));
+        let results = (
+            db.register(0, 7, &rejected_7),
+            db.register(0, 8, &rejected_8),
+        );
+        ARMED.with(|a| a.set(false));
+        assert_eq!(
+            results,
+            (Ok(Registered::Conflict), Ok(Registered::Conflict)),
+            "{}",
+            S::NAME
+        );
+        assert_eq!(db.conflict_count(), 0, "{}: nothing stored", S::NAME);
+        assert_eq!(db.conflicts_dropped(), 2 * round, "{}: counted", S::NAME);
+    }
+    assert_eq!(db.snapshot().conflicts_dropped(), 4, "{}", S::NAME);
+    // Memory back: the same conflicts are stored.
+    assert_eq!(db.register(0, 7, &rejected_7), Ok(Registered::Conflict));
+    assert_eq!(db.register(0, 8, &rejected_8), Ok(Registered::Conflict));
+    assert_eq!(db.conflict_count(), 2, "{}", S::NAME);
+    assert_eq!(db.conflicts_dropped(), 4, "{}", S::NAME);
+    let snapshot = db.snapshot();
+    assert_eq!(snapshot.get(7), Some(&b"kept"[..]));
+    assert_eq!(snapshot.conflicts().len(), 2);
+}
+
+for_each_strategy!(
+    allocation_failure_is_an_error,
+    refused_conflict_copies_are_counted,
+);
