@@ -101,6 +101,52 @@ fn save_replaces_atomically_and_leaves_no_temporary() {
     assert_eq!(names, ["a-directory", "dict.isdb"]);
 }
 
+/// `save` replaces only a regular file: a device, a FIFO, a symbolic link
+/// (to a regular file, here) or a directory at the path is an error, and is
+/// still there, unchanged, afterwards; no temporary file is left.
+#[test]
+fn save_refuses_what_is_not_a_regular_file() {
+    use std::io::ErrorKind;
+    use std::os::unix::fs::FileTypeExt;
+    let dir = scratch("not-regular");
+    let fifo = dir.join("fifo");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    assert!(made.unwrap().success(), "mkfifo");
+    let target = dir.join("target.isdb");
+    fs::write(&target, "old").unwrap();
+    let link = dir.join("link.isdb");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let sub = dir.join("sub");
+    fs::create_dir(&sub).unwrap();
+    let null = PathBuf::from("/dev/null");
+    let snapshot = sample();
+    for (path, kind, says) in [
+        (&null, ErrorKind::InvalidInput, "not a regular file"),
+        (&fifo, ErrorKind::InvalidInput, "not a regular file"),
+        (&link, ErrorKind::InvalidInput, "symbolic link"),
+        (&sub, ErrorKind::IsADirectory, "directory"),
+    ] {
+        let err = snapshot.save(path).unwrap_err();
+        assert_eq!(err.kind(), kind, "{}: {err}", path.display());
+        assert!(err.to_string().contains(says), "{}: {err}", path.display());
+    }
+    let kind = |path: &PathBuf| fs::symlink_metadata(path).unwrap().file_type();
+    assert!(kind(&null).is_char_device(), "/dev/null is still a device");
+    assert!(kind(&fifo).is_fifo(), "the FIFO is still one");
+    assert!(kind(&link).is_symlink(), "the link is still one");
+    assert_eq!(fs::read_to_string(&target).unwrap(), "old");
+    assert!(kind(&sub).is_dir());
+    let mut names: Vec<_> = fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["fifo", "link.isdb", "sub", "target.isdb"]);
+    // A regular file is still replaced.
+    snapshot.save(&target).unwrap();
+    assert_eq!(Snapshot::load(&target).unwrap(), snapshot);
+}
+
 #[test]
 fn every_truncation_is_an_error() {
     let bytes = encoded(&sample());

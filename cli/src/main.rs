@@ -35,7 +35,13 @@ EXAMPLE:
 
 Exit status: 0 on success (conflicts are reported on stderr, not failures),
 1 when an input or output is bad (a one-line error on stderr; no partial
-output file is left), 2 for a usage error.";
+output file is left), 2 for a usage error.
+
+An output (-o PATH) is written to a temporary file beside PATH, then renamed
+over it: PATH must be absent or a regular file. A directory, a symbolic link
+(even to a regular file), a device such as /dev/null or /dev/stdout, a FIFO
+or a socket at PATH is refused (exit status 1), never replaced or written
+through.";
 
 #[derive(Parser)]
 #[command(
@@ -66,7 +72,8 @@ enum Command {
     /// once, with the first input's string; conflicts (one id, two strings)
     /// are reported on stderr with both strings.
     Merge {
-        /// The merged snapshot file (written atomically).
+        /// The merged snapshot file (written atomically; if it exists it
+        /// must be a regular file, see below).
         #[arg(short, long)]
         output: PathBuf,
         /// Snapshot files, in order of precedence.
@@ -82,7 +89,8 @@ enum Command {
     /// Merge snapshot files and write a Parquet file with columns `id`
     /// (unsigned 64-bit) and `name` (UTF-8 string), sorted by id.
     Export {
-        /// The Parquet file (written atomically).
+        /// The Parquet file (written atomically; if it exists it must be a
+        /// regular file, see below).
         #[arg(short, long)]
         output: PathBuf,
         /// Write a name that is not UTF-8 with each invalid byte sequence

@@ -275,6 +275,60 @@ fn bad_input_and_output_fail_cleanly_for_every_command() {
     assert_eq!(run(&os(&[&"dump"])).code, Some(2));
 }
 
+/// `-o PATH` replaces only a regular file: a device (`/dev/null`,
+/// `/dev/full`), a FIFO or a symbolic link at PATH is a one-line error and
+/// exit status 1, for `merge` and `export`, and is still there afterwards,
+/// unchanged; nothing is written through it and no temporary file is left.
+#[test]
+fn an_output_that_is_not_a_regular_file_is_refused() {
+    use std::os::unix::fs::FileTypeExt;
+    let dir = scratch("not-regular");
+    let good = dir.join("good.isdb");
+    host_file(&good, &["x"], &[]);
+    let fifo = dir.join("fifo");
+    let made = Command::new("mkfifo").arg(&fifo).status();
+    assert!(made.unwrap().success(), "mkfifo");
+    let target = dir.join("target.isdb");
+    fs::write(&target, "old").unwrap();
+    let link = dir.join("link.isdb");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let (null, full) = (PathBuf::from("/dev/null"), PathBuf::from("/dev/full"));
+    for command in ["merge", "export"] {
+        for (path, says) in [
+            (&null, "is not a regular file"),
+            (&full, "is not a regular file"),
+            (&fifo, "is not a regular file"),
+            (&link, "is a symbolic link"),
+        ] {
+            let args = os(&[&command, &"-o", path, &good]);
+            let r = run(&args);
+            assert_eq!(r.code, Some(1), "{args:?}: {}", r.stderr);
+            assert_eq!(r.stderr.lines().count(), 1, "{args:?}: {}", r.stderr);
+            assert!(r.stderr.contains(says), "{args:?}: {}", r.stderr);
+            assert!(r.stdout.is_empty(), "{args:?}");
+        }
+    }
+    let kind = |path: &PathBuf| fs::symlink_metadata(path).unwrap().file_type();
+    assert!(kind(&null).is_char_device(), "/dev/null is still a device");
+    assert!(kind(&full).is_char_device(), "/dev/full is still a device");
+    assert!(kind(&fifo).is_fifo(), "the FIFO is still one");
+    assert!(kind(&link).is_symlink(), "the link is still one");
+    assert_eq!(fs::read_to_string(&target).unwrap(), "old");
+    let mut names: Vec<_> = fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["fifo", "good.isdb", "link.isdb", "target.isdb"]);
+    // The path a link points to is written as any regular file is.
+    let r = run(&os(&[&"merge", &"-o", &target, &good]));
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert_eq!(
+        Snapshot::load(&target).unwrap(),
+        Snapshot::load(&good).unwrap()
+    );
+}
+
 /// A sparse file (1 TiB long, 64 bytes on disk) whose valid header claims
 /// what such a length could hold: `dump` and `merge` print their one-line
 /// error and exit 1, having allocated nothing for the claim (they aborted).

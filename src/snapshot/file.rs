@@ -331,11 +331,20 @@ impl Snapshot {
     /// directory synced). A crash leaves the old file or the new one under
     /// `path`, never a torn one; on an error the temporary file is removed.
     ///
+    /// `path` must be absent or a regular file: anything else there (a
+    /// symbolic link, even to a regular file; a device such as `/dev/null`;
+    /// a FIFO; a socket; a directory) is refused, never replaced, and
+    /// nothing is written. The check is made before the temporary file is
+    /// created and again just before the rename.
+    ///
     /// # Errors
     ///
-    /// Creating, writing, syncing or renaming the file.
+    /// Creating, writing, syncing or renaming the file; `path` existing and
+    /// not being a regular file ([`io::ErrorKind::InvalidInput`], or
+    /// [`io::ErrorKind::IsADirectory`] for a directory).
     pub fn save(&self, path: impl AsRef<Path>) -> io::Result<()> {
         let path = path.as_ref();
+        replaceable(path)?;
         let temporary = temporary_path(path)?;
         let written = File::options()
             .write(true)
@@ -347,6 +356,7 @@ impl Snapshot {
                 let file = out.into_inner().map_err(io::IntoInnerError::into_error)?;
                 file.sync_all()
             })
+            .and_then(|()| replaceable(path))
             .and_then(|()| fs::rename(&temporary, path));
         if let Err(e) = written {
             let _ = fs::remove_file(&temporary);
@@ -401,6 +411,34 @@ impl Snapshot {
         let length = file.metadata().map_err(io_error)?.len();
         read(BufReader::with_capacity(1 << 16, file), Some(length))
     }
+}
+
+/// Whether a file may be renamed over `path`: it is absent or a regular
+/// file (not followed if a symbolic link). Anything else is an error that
+/// says what it is.
+fn replaceable(path: &Path) -> io::Result<()> {
+    let kind = match fs::symlink_metadata(path) {
+        Ok(meta) => meta.file_type(),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(e),
+    };
+    if kind.is_file() {
+        return Ok(());
+    }
+    let (error, what) = if kind.is_dir() {
+        (io::ErrorKind::IsADirectory, "a directory")
+    } else if kind.is_symlink() {
+        (io::ErrorKind::InvalidInput, "a symbolic link")
+    } else {
+        (
+            io::ErrorKind::InvalidInput,
+            "not a regular file (a device, FIFO or socket)",
+        )
+    };
+    Err(io::Error::new(
+        error,
+        format!("is {what}: a snapshot replaces only a regular file, so it was not written"),
+    ))
 }
 
 /// `dir/.name.tmp-<pid>-<n>`, beside `path`.
