@@ -478,6 +478,19 @@ impl<S: Strategy> InternedStringDb<S> {
     ///   on, each entry arrives whole, in this delta or a later one, and each
     ///   conflict a shard records comes once, in the delta that delivers its
     ///   id or a later one.
+    /// * Deltas are append-only, a snapshot is not: the deltas merged in
+    ///   order ([`Snapshot::merge`]) are the snapshot taken after the last
+    ///   of them, except in two cases. (1) An id delivered from one NC is
+    ///   later registered with other bytes on a lower NC (or a lower NC that
+    ///   was closed when it was delivered, holding other bytes, reopens):
+    ///   the snapshot keeps the lowest open NC's bytes, the merged deltas the
+    ///   bytes delivered, and the conflict's `kept` and `rejected` strings
+    ///   are swapped between them. (2) An NC is closed after its entries
+    ///   were delivered: the snapshot leaves out its entries and conflicts
+    ///   (an id another open NC holds takes that NC's bytes), the merged
+    ///   deltas keep them; reopened, it is in the snapshot again. With
+    ///   neither, the merged deltas are the snapshot
+    ///   (`tests/delta.rs`, `merged_deltas_*`).
     /// * A closed NC is skipped and keeps its place: once reopened, its
     ///   undelivered entries come in the next delta.
     /// * [`Snapshot::conflicts_dropped`] counts the conflicts the NCs visited
@@ -532,7 +545,10 @@ impl<S: Strategy> InternedStringDb<S> {
     ///
     /// A delta file holds the entries new to the cursor; a conflict's `kept`
     /// bytes may be of an id an earlier delta delivered.
-    /// [`Snapshot::merge`] of the loaded deltas, in order, is the snapshot.
+    /// [`Snapshot::merge`] of the loaded deltas, in order, is the snapshot,
+    /// except in the two cases [`delta`](Self::delta) states (a lower NC
+    /// gaining a delivered id with other bytes; an NC closed after
+    /// delivering).
     ///
     /// # Errors
     ///

@@ -353,6 +353,107 @@ fn failed_save_on_another_db_keeps_the_cursor<S: Strategy>() {
     assert_eq!(other.delta(&mut cursor.clone()).len(), 1);
 }
 
+fn conflict(id: u64, kept: &[u8], rejected: &[u8]) -> Conflict {
+    Conflict {
+        id,
+        kept: kept.into(),
+        rejected: rejected.into(),
+    }
+}
+
+/// Merged in order, deltas are the snapshot when no delivered id later
+/// gains other bytes on a lower NC and no NC closes after delivering:
+/// cross-NC conflicts met in either order, across deltas, equal bytes on a
+/// lower NC after delivery.
+fn merged_deltas_are_the_snapshot_when_delivery_order_agrees<S: Strategy>() {
+    let db = db::<S>(4);
+    let mut cursor = Cursor::new();
+    let mut deltas = Vec::new();
+    db.register(0, 70, b"low").unwrap();
+    db.register(2, 71, b"same").unwrap();
+    deltas.push(db.delta(&mut cursor));
+    db.register(3, 70, b"high").unwrap(); // a higher NC: a conflict
+    db.register(1, 71, b"same").unwrap(); // a lower NC, the same bytes
+    db.register(1, 72, b"one").unwrap();
+    db.register(3, 72, b"three").unwrap(); // both in one delta
+    deltas.push(db.delta(&mut cursor));
+    db.close_nc(2).unwrap(); // closed, reopened: nothing changes
+    db.open_nc(2).unwrap();
+    deltas.push(db.delta(&mut cursor));
+    let snapshot = db.snapshot();
+    assert_eq!(Snapshot::merge(&deltas), snapshot);
+    assert_eq!(
+        snapshot.conflicts(),
+        [
+            conflict(70, b"low", b"high"),
+            conflict(72, b"one", b"three")
+        ]
+    );
+}
+
+/// Where merged deltas are not the snapshot, as `InternedStringDb::delta`
+/// states: deltas cannot retract what they delivered. An id delivered from
+/// a higher NC and later registered with other bytes on a lower NC keeps
+/// the delivered bytes in the deltas, the lower NC's in the snapshot, the
+/// conflict's kept and rejected strings swapped; an NC closed after
+/// delivering stays in the merged deltas, out of the snapshot.
+fn merged_deltas_differ_from_the_snapshot_only_as_stated<S: Strategy>() {
+    // A lower NC gains a delivered id, with other bytes.
+    let db = db::<S>(2);
+    let mut cursor = Cursor::new();
+    db.register(1, 77, b"a").unwrap();
+    let first = db.delta(&mut cursor);
+    db.register(0, 77, b"b").unwrap();
+    let second = db.delta(&mut cursor);
+    assert_eq!(second.len(), 0, "77 is not delivered again");
+    let merged = Snapshot::merge(&[first, second]);
+    let snapshot = db.snapshot();
+    assert_eq!(merged.get(77), Some(&b"a"[..]), "the first delivered");
+    assert_eq!(merged.conflicts(), [conflict(77, b"a", b"b")]);
+    assert_eq!(snapshot.get(77), Some(&b"b"[..]), "the lowest NC's");
+    assert_eq!(snapshot.conflicts(), [conflict(77, b"b", b"a")]);
+    assert_eq!(merged.len(), snapshot.len());
+
+    // A lower NC, closed when the id was delivered, reopens with other bytes.
+    let reopening = InternedStringDb::<S>::with_config(Config::new().ncs(2));
+    let mut cursor = Cursor::new();
+    reopening.register(0, 77, b"b").unwrap();
+    reopening.close_nc(0).unwrap();
+    reopening.register(1, 77, b"a").unwrap();
+    let first = reopening.delta(&mut cursor);
+    reopening.open_nc(0).unwrap();
+    let merged = Snapshot::merge(&[first, reopening.delta(&mut cursor)]);
+    assert_eq!(merged.get(77), Some(&b"a"[..]));
+    assert_eq!(merged.conflicts(), [conflict(77, b"a", b"b")]);
+    let snapshot = reopening.snapshot();
+    assert_eq!(snapshot.get(77), Some(&b"b"[..]));
+    assert_eq!(snapshot.conflicts(), [conflict(77, b"b", b"a")]);
+
+    // An NC closed after its entries were delivered.
+    let closing = InternedStringDb::<S>::with_config(Config::new().ncs(2));
+    let mut cursor = Cursor::new();
+    closing.register(0, 5, b"only in 0").unwrap();
+    closing.register(0, 6, b"zero").unwrap();
+    closing.register(1, 6, b"one").unwrap();
+    let delivered = closing.delta(&mut cursor);
+    assert_eq!(delivered, closing.snapshot(), "the same until the close");
+    closing.close_nc(0).unwrap();
+    assert!(closing.delta(&mut cursor).is_empty());
+    let snapshot = closing.snapshot();
+    assert_eq!(delivered.get(5), Some(&b"only in 0"[..]));
+    assert_eq!(snapshot.get(5), None, "a closed NC is out of the snapshot");
+    assert_eq!(delivered.get(6), Some(&b"zero"[..]));
+    assert_eq!(delivered.conflicts(), [conflict(6, b"zero", b"one")]);
+    assert_eq!(snapshot.get(6), Some(&b"one"[..]));
+    assert!(snapshot.conflicts().is_empty());
+    // Reopened, the snapshot is the merged deltas again.
+    closing.open_nc(0).unwrap();
+    assert_eq!(
+        Snapshot::merge(&[delivered, closing.delta(&mut cursor)]),
+        closing.snapshot()
+    );
+}
+
 for_each_strategy!(
     first_delta_is_the_snapshot,
     deltas_add_up_to_the_snapshot,
@@ -364,4 +465,6 @@ for_each_strategy!(
     deltas_while_interning_and_closing,
     conflicts_recorded_during_a_delta_are_not_lost,
     failed_save_on_another_db_keeps_the_cursor,
+    merged_deltas_are_the_snapshot_when_delivery_order_agrees,
+    merged_deltas_differ_from_the_snapshot_only_as_stated,
 );

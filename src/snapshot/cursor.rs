@@ -15,6 +15,14 @@ use crate::strategy::Strategy;
 /// used with another db, or after a reset, it starts over (its next delta is
 /// everything).
 ///
+/// Deltas are append-only: an id once delivered is never delivered again,
+/// with other bytes or retracted. So the deltas merged in order
+/// ([`Snapshot::merge`]) are the [snapshot](crate::InternedStringDb::snapshot)
+/// except where the snapshot has since changed its mind about a delivered
+/// id, in two cases (see [`delta`](crate::InternedStringDb::delta)): a lower
+/// NC gains (or, reopened, brings back) the id with other bytes after a
+/// higher NC delivered it, and an NC is closed after delivering.
+///
 /// ```
 /// use interned_string_db::{Cursor, InternedStringDb};
 /// let db = InternedStringDb::new();
