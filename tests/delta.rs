@@ -273,8 +273,8 @@ fn deltas_while_interning_and_closing<S: Strategy>() {
 /// of its conflict log, in some runs (rwlock 4 of 6, sharded-lock 3,
 /// parking-lot none).
 fn conflicts_recorded_during_a_delta_are_not_lost<S: Strategy>() {
-    // Copy-on-write (arc-swap) copies the NC's table per insert.
-    let names = if S::NAME == "arc-swap" { 3_000 } else { 20_000 };
+    // A copy-on-write strategy copies the NC's table per insert.
+    let names = if S::COPY_ON_WRITE { 3_000 } else { 20_000 };
     let db: InternedStringDb<S> =
         InternedStringDb::with_config(Config::new().ncs(1).conflict_budget(usize::MAX));
     let done = AtomicBool::new(false);
