@@ -46,8 +46,10 @@ pub trait StrategyVisitor {
 /// models, the fuzz targets, the harness and the benches run from it, so
 /// adding a strategy touches its own file and this module (its `mod`, its
 /// `pub use` and its line here), plus its feature in `Cargo.toml` if it is
-/// optional. What they size differently per strategy is a property of the
-/// strategy ([`Strategy::COPY_ON_WRITE`]).
+/// optional. What they size or select differently per strategy is a
+/// property of the strategy ([`Strategy::COPY_ON_WRITE`],
+/// [`Strategy::RAW_MODULE`]); CI's shell scripts read the list and those
+/// properties from `examples/strategies.rs`.
 ///
 /// Not public API: a hook for this workspace (feature `test-util`).
 #[cfg(feature = "test-util")]
@@ -67,6 +69,35 @@ pub fn for_each_strategy(visitor: &mut impl StrategyVisitor) {
     visitor.visit::<ArcSwapStrategy>();
 }
 
+// Each strategy's `src/raw/` module ([`Strategy::RAW_MODULE`]), beside the
+// list: a strategy without a line here does not compile.
+impl imp::RawCode for OptimisticStrategy {
+    const MODULE: Option<&'static str> = Some("optimistic");
+}
+#[cfg(feature = "lock-free")]
+impl imp::RawCode for LockFreeStrategy {
+    const MODULE: Option<&'static str> = Some("lock_free");
+}
+impl imp::RawCode for RwLockStrategy {
+    const MODULE: Option<&'static str> = None;
+}
+#[cfg(all(feature = "sharded-lock", not(interner_loom)))]
+impl imp::RawCode for ShardedLockStrategy {
+    const MODULE: Option<&'static str> = None;
+}
+#[cfg(all(feature = "parking-lot", not(interner_loom)))]
+impl imp::RawCode for ParkingLotStrategy {
+    const MODULE: Option<&'static str> = None;
+}
+#[cfg(all(feature = "dashmap", not(interner_loom)))]
+impl imp::RawCode for DashMapStrategy {
+    const MODULE: Option<&'static str> = None;
+}
+#[cfg(all(feature = "arc-swap", not(interner_loom)))]
+impl imp::RawCode for ArcSwapStrategy {
+    const MODULE: Option<&'static str> = None;
+}
+
 /// The strategy [`InternedStringDb`](crate::InternedStringDb) uses unless told
 /// otherwise.
 pub type DefaultStrategy = OptimisticStrategy;
@@ -74,7 +105,7 @@ pub type DefaultStrategy = OptimisticStrategy;
 /// A lock strategy for the per-NC shards: a marker type naming its shard.
 /// Sealed: the strategies are the ones this crate ships, each tested against
 /// the reference protocol.
-pub trait Strategy: imp::Sealed + Send + Sync + Sized + 'static {
+pub trait Strategy: imp::Sealed + imp::RawCode + Send + Sync + Sized + 'static {
     /// A short, stable name for reports and benchmarks.
     const NAME: &'static str;
     /// Whether every insert copies the NC's whole table (copy-on-write), so
@@ -92,6 +123,13 @@ pub trait Strategy: imp::Sealed + Send + Sync + Sized + 'static {
     /// [`conflicts_dropped`](crate::InternedStringDb::conflicts_dropped)
     /// counts it once where an eager strategy counts every call.
     const FINDS_CONFLICTS_LAZILY: bool = false;
+    /// The module of `src/raw/` (the crate's only unsafe code) that holds
+    /// this strategy's shard protocol, such as `Some("lock_free")`, or
+    /// `None` for a strategy written in safe Rust over std and other
+    /// crates. ThreadSanitizer and the loom mutants run on the strategies
+    /// that have one, by this property (`examples/strategies.rs` prints
+    /// it for CI's scripts), never by their names.
+    const RAW_MODULE: Option<&'static str> = <Self as imp::RawCode>::MODULE;
     /// One NC's storage. Its interface is private to the crate.
     type Shard: imp::Shard + imp::FastPath;
 }
@@ -127,6 +165,13 @@ pub(crate) mod imp {
 
     /// Implemented by the strategies this crate ships, and only by them.
     pub trait Sealed {}
+
+    /// [`Strategy::RAW_MODULE`](super::Strategy::RAW_MODULE)'s value,
+    /// implemented for every strategy beside the list, in the parent module.
+    pub trait RawCode {
+        /// The strategy's module of `src/raw/`, if it has one.
+        const MODULE: Option<&'static str>;
+    }
 
     /// Limits a shard is built with.
     #[derive(Debug, Clone, Copy)]
