@@ -49,9 +49,24 @@ fn decode(data: &[u8]) -> Vec<Op> {
     ops
 }
 
+/// Set in the environment, the first execution prints the strategy of each
+/// subject, one `ops_model strategy: NAME` line each, for `.ci/fuzz.sh` to
+/// compare with the list.
+const PRINT_STRATEGIES: &str = "ISDB_PRINT_STRATEGIES";
+
 fuzz_target!(|data: &[u8]| {
     let ops = decode(data);
+    // Only the list's strategies, each of them: the fuzz crate turns every
+    // strategy feature on (`all-strategies`).
     let subjects = every_subject(NCS, MASK);
+    static PRINTED: std::sync::Once = std::sync::Once::new();
+    PRINTED.call_once(|| {
+        if std::env::var_os(PRINT_STRATEGIES).is_some() {
+            for subject in &subjects {
+                eprintln!("ops_model strategy: {}", subject.name());
+            }
+        }
+    });
     // Every strategy in lockstep against one model, the first disagreement
     // a panic.
     if let Err(disagreement) = check_all(NCS, MASK, &subjects, &ops) {
