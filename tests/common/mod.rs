@@ -51,11 +51,38 @@ pub(crate) fn run_on<S: interned_string_db::Strategy>(test: fn()) {
 }
 
 /// Whether `ISDB_STRATEGIES` (comma-separated names; unset: every one)
-/// selects the strategy called `name`.
+/// selects the strategy called `name`. Panics if it names a strategy the
+/// list does not have, so that a misspelt filter fails instead of running
+/// nothing.
 #[allow(dead_code)]
 pub(crate) fn strategy_selected(name: &str) -> bool {
-    std::env::var("ISDB_STRATEGIES")
-        .map_or(true, |names| names.split(',').any(|n| n.trim() == name))
+    let Ok(names) = std::env::var("ISDB_STRATEGIES") else {
+        return true;
+    };
+    let listed = listed_names();
+    let mut selected = false;
+    for wanted in names.split(',').map(str::trim) {
+        assert!(
+            listed.contains(&wanted),
+            "ISDB_STRATEGIES names {wanted:?}, which is none of the list's {listed:?}"
+        );
+        selected |= wanted == name;
+    }
+    selected
+}
+
+/// The `Strategy::NAME`s of the crate's one list.
+#[allow(dead_code)]
+fn listed_names() -> Vec<&'static str> {
+    struct Names(Vec<&'static str>);
+    impl interned_string_db::StrategyVisitor for Names {
+        fn visit<S: interned_string_db::Strategy>(&mut self) {
+            self.0.push(S::NAME);
+        }
+    }
+    let mut names = Names(Vec::new());
+    interned_string_db::for_each_strategy(&mut names);
+    names.0
 }
 
 /// A db of `ncs` NCs in which every string gets id 1: each distinct pair
