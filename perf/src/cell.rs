@@ -76,8 +76,9 @@ struct ThreadResult {
     switches: Switches,
 }
 
-/// Runs `inputs.len()` threads against `subject` for `duration` (or until a
-/// thread's input runs out: a miss-heavy sequence is its budget). Each thread
+/// Runs `inputs.len()` threads against `subject` for `duration`, or, for an
+/// input that is not repeated (miss-heavy: every name new), until every
+/// thread has interned all of it, however long that takes. Each thread
 /// times its own window after the start gate; the window is the earliest
 /// start to the latest end. The coordinator takes no time (it would be woken
 /// late when threads outnumber CPUs); it opens the gate, and raises a stop
@@ -155,8 +156,12 @@ pub fn run<T: Subject>(
                             ops += batch.len() as u64;
                             let per_op = (t1 - t0).as_nanos() as u64 / batch.len() as u64;
                             latency.saturating_record(per_op.max(1));
-                            // Read-mostly: written once, after the window.
-                            if stop.load(Ordering::Relaxed) {
+                            // Read-mostly: written once, after the window. A
+                            // sequence that is not repeated (misses: every
+                            // name new) is inserted whole, whatever the
+                            // window: a fill cut short would compare subjects
+                            // at different table sizes.
+                            if input.repeat && stop.load(Ordering::Relaxed) {
                                 break;
                             }
                         }

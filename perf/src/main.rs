@@ -70,8 +70,10 @@ struct Args {
     /// NCs in each of our dbs.
     #[arg(long, default_value_t = 256)]
     ncs: usize,
-    /// New names per cell for miss-heavy, split over the threads (a thread
-    /// that uses up its share stops early).
+    /// New names per cell for miss-heavy, split over the threads: every
+    /// subject inserts all of them, filling its table from empty, whatever
+    /// `--duration` says (a fill cut short would compare subjects at
+    /// different table sizes).
     #[arg(long, default_value_t = 1_000_000)]
     miss_budget: usize,
     /// Seed of every input.
@@ -328,7 +330,7 @@ fn main() {
     }
     let timed = (cells.len() * args.reps) as f64 * args.duration;
     println!(
-        "plan: {} cells × {} run{} × {} s = {timed:.0} s of timed runs (set-up and warming come on top)",
+        "plan: {} cells × {} run{} × {} s = {timed:.0} s of timed runs (set-up, warming and miss-heavy fills past the window come on top)",
         cells.len(),
         args.reps,
         if args.reps == 1 { "" } else { "s" },
