@@ -2,9 +2,10 @@
 //! pattern; the crate root denies `unsafe` everywhere else):
 //!
 //! * [`optimistic`]: the lock-free shard behind the optimistic strategy: the
-//!   records in insertion order in fixed-size slabs, walkable without a lock;
-//!   the by-bytes index that hits read without a lock, grown by linear
-//!   hashing; and the two together with the writer lock and the by-id map;
+//!   records in fixed-size slabs, walkable without a lock (slab by slab,
+//!   newest first within a slab); the by-bytes index that hits read without
+//!   a lock, grown by linear hashing; and the two together with the writer
+//!   lock and the by-id map, settled from the log off the miss path;
 //! * [`lock_free`]: the lock-free strategy's shard: an id → entry table
 //!   filled by compare-and-swap and grown cooperatively, and an append-only
 //!   order array (feature `lock-free`);

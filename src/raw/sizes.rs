@@ -39,10 +39,10 @@ pub(crate) const SPLITS_PER_STEP: usize = if cfg!(interner_loom) { 1 } else { 8 
 // `SEGMENT_BUCKETS` buckets, so a level has at least that many to split.
 const _: () = assert!(SPLITS_PER_STEP <= SEGMENT_BUCKETS);
 
-/// Slots of each 16 that the by-id table fills at most (`id_table.rs`); 7
-/// in loom builds, so that a model's eighth insert rebuilds its shard's
-/// first map (`optimistic_resolve_races_rebuild`).
-pub(crate) const FILL: usize = if cfg!(interner_loom) { 7 } else { 15 };
+/// Slots of each 16 that the by-id table fills at most (`id_table.rs`); 3
+/// in loom builds, so that a model's fourth entry makes a settle rebuild
+/// its shard's first map (`optimistic_resolve_races_rebuild`).
+pub(crate) const FILL: usize = if cfg!(interner_loom) { 3 } else { 15 };
 
 /// Whether every shard's by-bytes and by-id placement uses
 /// `HashSeed::FIXED` (`bytes.rs`) instead of a random seed: in loom builds,

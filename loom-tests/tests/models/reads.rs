@@ -1,7 +1,8 @@
 //! The optimistic shard's lock-free readers racing its writer: hits
 //! (single and batched) racing inserts, overflows, splits, directory growth
 //! and a chain's compaction; a hit followed by a snapshot; `resolve` racing
-//! splits, rebuilds and the by-id map's catch-up; a walk racing slab
+//! splits, and its settles racing appends and rebuilding the by-id map; a
+//! walk racing slab
 //! growth, and deltas racing a new arena. Part of the `models` test binary
 //! (`loom-tests/run.sh`).
 
@@ -209,39 +210,49 @@ fn optimistic_hit_then_snapshot_holds_the_entry() {
 }
 
 /// `resolve` races an insert that splits the by-bytes index (every insert
-/// past the first does in loom builds), grows its segment directory and
-/// brings the by-id map up to date (the third insert does: in loom builds
-/// the map takes its entries two at a time): a stored id always resolves to
-/// its bytes, and the racing one to nothing or to all of its bytes.
-/// `resolve` takes no exclusive lock: the map under its shared lock, then a
+/// past the first does in loom builds) and grows its segment directory,
+/// and settles the by-id map (every `resolve` does first, from the log,
+/// under the map's own lock): a stored id always resolves to its bytes,
+/// and the racing one to nothing or to all of its bytes. `resolve` takes
+/// no lock of the writer's: the map under its shared lock, then a
 /// lock-free walk of what it lacks.
 #[test]
 fn optimistic_resolve_races_split() {
     let stored = names_where("i", 2, 2, |_| true);
     let racing = names_where("r", 2, 1, |_| true).remove(0);
-    resolve_races_insert(stored, racing, &[0, 1]);
+    resolve_races_insert(stored, racing, &[0, 1], false);
 }
 
-/// `resolve` races an insert that rebuilds the by-id map (the first map has
-/// room for 7 entries, so the 8th insert builds a larger one and swaps it
-/// in under the exclusive lock): every stored id resolves to its bytes
-/// throughout, and the racing one to nothing or to all of its bytes.
+/// `resolve` races an insert whose entry, once the resolve's settle meets
+/// it, makes the settle rebuild the by-id map (the first map has room for
+/// 3 entries in loom builds, and the 3 stored ones were settled before the
+/// race: the 4th needs a larger one, built from a walk of the log and
+/// swapped in under the exclusive lock): every stored id resolves to its
+/// bytes throughout, and the racing one to nothing or to all of its bytes.
 #[test]
 fn optimistic_resolve_races_rebuild() {
-    let stored = names_where("b", 2, 7, |_| true);
+    let stored = names_where("b", 2, 3, |_| true);
     let racing = names_where("q", 2, 1, |_| true).remove(0);
-    resolve_races_insert(stored, racing, &[0, 6]);
+    resolve_races_insert(stored, racing, &[0, 2], true);
 }
 
-/// Interns `stored` into one optimistic NC, then races the insert of
-/// `racing` against a reader that resolves the stored names at `resolved`
-/// (each to its bytes) and checks what it sees of `racing`; after both,
-/// every name resolves.
-fn resolve_races_insert(stored: Vec<String>, racing: String, resolved: &'static [usize]) {
+/// Interns `stored` into one optimistic NC (settling its by-id map after,
+/// if `settled`), then races the insert of `racing` against a reader that
+/// resolves the stored names at `resolved` (each to its bytes) and checks
+/// what it sees of `racing`; after both, every name resolves.
+fn resolve_races_insert(
+    stored: Vec<String>,
+    racing: String,
+    resolved: &'static [usize],
+    settled: bool,
+) {
     loom::model(move || {
         let db = db::<OptimisticStrategy>(1);
         for name in &stored {
             db.intern(0, name).unwrap();
+        }
+        if settled {
+            assert_eq!(db.conflict_count(), 0);
         }
         let writer = {
             let (db, racing) = (Arc::clone(&db), racing.clone());
@@ -268,10 +279,10 @@ fn resolve_races_insert(stored: Vec<String>, racing: String, resolved: &'static 
 
 /// `resolve` of an id whose intern returned (a flag, released after it,
 /// says so), or that a snapshot showed, finds it while the writer goes on:
-/// its next inserts bring the by-id map up to date (every second insert in
-/// loom builds), so the reader's lookup races the entry moving from the
-/// part the map lacks, which the reader walks, into the map; and the first
-/// entry races the making of the by-id side.
+/// the reader's settles (each snapshot and resolve settles the by-id map
+/// first) race the writer's appends, so the reader's lookup races entries
+/// moving from the part the map lacks, which the reader walks, into the
+/// map; and the first entry races the making of the by-id side.
 #[test]
 fn optimistic_resolve_after_intern_races_catch_up() {
     let names = names_where("c", 2, 3, |_| true);

@@ -1,13 +1,14 @@
 //! The optimistic strategy's shard:
 //!
 //! * [`record`]: the layout of one entry (length, id, bytes);
-//! * [`log`]: the records in insertion order, in fixed-size slabs, walkable
-//!   without a lock;
+//! * [`log`]: the records in fixed-size slabs, slab by slab in insertion
+//!   order and newest first within a slab, walkable without a lock;
 //! * [`table`]: the by-bytes index that hits read without a lock, grown by
 //!   linear hashing; [`blocks`]: its buckets, segments, overflow pools and
 //!   directories, owned by its writer;
-//! * [`by_id`]: the by-id map, read under a shared lock, and the id
-//!   filter, under the writer lock; [`id_table`]: the map's table;
+//! * [`by_id`]: the by-id map, settled from the log when the by-id
+//!   direction is read (misses never touch it), read under a shared lock;
+//!   [`id_table`]: the map's table;
 //! * [`shard`]: them together with the writer lock;
 //! * [`witness`]: in loom builds only, loom-tracked cells standing in for
 //!   the records' bytes, so that the models see their publication.
