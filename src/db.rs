@@ -169,7 +169,14 @@ impl<S: Strategy> InternedStringDb<S> {
     /// Idempotent: interning the same string again returns the same id and
     /// allocates nothing. If the shard already holds the id with a different
     /// string (a collision), the first string is kept, the conflict is
-    /// recorded and logged, and the id is still returned.
+    /// recorded and logged, and the id is still returned. When it is
+    /// recorded depends on the strategy
+    /// ([`Strategy::FINDS_CONFLICTS_LAZILY`](crate::Strategy::FINDS_CONFLICTS_LAZILY)):
+    /// during this call, or, under the default strategy, whose misses never
+    /// look an id up, when the NC's by-id direction is next read (a
+    /// resolve, lookup, snapshot, delta, the conflict list or the
+    /// counters), before that read answers. To know at once, call
+    /// [`intern_with_outcome`](Self::intern_with_outcome).
     ///
     /// # Errors
     ///
@@ -209,7 +216,10 @@ impl<S: Strategy> InternedStringDb<S> {
     }
 
     /// [`intern_bytes`](Self::intern_bytes), also saying whether the bytes
-    /// were inserted, already present, or in conflict.
+    /// were inserted, already present, or in conflict: exact when it
+    /// returns, a conflict recorded during the call, under every strategy
+    /// (the default one settles the NC's by-id map and looks the id up
+    /// under the NC's lock, where a plain intern's miss does neither).
     pub fn intern_with_outcome(&self, nc: usize, bytes: &[u8]) -> Result<(u64, Registered), Error> {
         self.store(nc, self.key(bytes).with_outcome())
     }

@@ -41,10 +41,13 @@
 //!   shared memory**, and without computing SipHash: a fast hash of the
 //!   bytes, acquire loads of one bucket line, one full compare, and the stored
 //!   id. Misses take a per-NC lock; entries are appended to the NC's log of
-//!   fixed-size slabs, and the index grows one bucket at a time without
-//!   blocking readers. Resolving an id takes no exclusive lock: a shared
-//!   lock on the NC's by-id map, which the writer takes exclusively only to
-//!   add entries 32 at a time.
+//!   fixed-size slabs and indexed by their bytes, and the index grows one
+//!   bucket at a time without blocking readers. A miss does not look its
+//!   id up: the NC's by-id map is settled from the log when the by-id
+//!   direction is next read (resolve, lookup, snapshot, delta, the conflict
+//!   list), and conflicts are found and recorded then
+//!   ([`Strategy::FINDS_CONFLICTS_LAZILY`]). Resolving an id takes no lock
+//!   of the writer's: a shared lock on the NC's by-id map.
 //! * [`RwLockStrategy`]: the reference's protocol, faithfully: a futex
 //!   `RwLock` per NC, taken for write on every intern (hit or miss) and for
 //!   read by the merge, under a global `RwLock` taken for read across the

@@ -298,6 +298,24 @@ fn first_wins_within_and_across_slabs<S: Strategy>() {
     for (&id, name) in &first {
         assert_eq!(merged.get_str(id), Some(name.as_str()), "delta of id {id}");
     }
+    // Every conflict reported once: each later string of an id, by the
+    // snapshot, by the deltas together, and by the db, whether the strategy
+    // found it while interning or when the NC was next read.
+    let sorted = |mut v: Vec<interned_string_db::Conflict>| {
+        v.sort();
+        v
+    };
+    let from_snapshot = sorted(snapshot.conflicts().to_vec());
+    assert_eq!(from_snapshot.len(), names - first.len());
+    let from_deltas = sorted(deltas.iter().flat_map(|d| d.conflicts().to_vec()).collect());
+    assert_eq!(from_deltas, from_snapshot, "{}", S::NAME);
+    assert_eq!(sorted(db.conflicts()), from_snapshot, "{}", S::NAME);
+    // Interning the later strings again changes nothing.
+    for i in 0..names {
+        db.intern(0, &common::name(0, i)).unwrap();
+    }
+    assert_eq!(sorted(db.snapshot().conflicts().to_vec()), from_snapshot);
+    assert!(db.delta(&mut cursor).conflicts().is_empty(), "nothing new");
 }
 
 for_each_strategy!(

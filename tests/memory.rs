@@ -17,6 +17,8 @@ use interned_string_db::{Config, InternedStringDb, Registered, Strategy, DEFAULT
 struct Counting;
 
 static LIVE: AtomicIsize = AtomicIsize::new(0);
+/// Allocations made by counted threads.
+static ALLOCATIONS: AtomicIsize = AtomicIsize::new(0);
 
 thread_local! {
     /// Whether this thread's allocations are counted. `const`, with no
@@ -33,6 +35,7 @@ unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         if counted() {
             LIVE.fetch_add(layout.size() as isize, Ordering::Relaxed);
+            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
         }
         // SAFETY: the caller upholds `GlobalAlloc::alloc`'s contract.
         unsafe { System.alloc(layout) }
@@ -242,7 +245,32 @@ fn an_idle_nc_costs_a_pointer<S: Strategy>() {
     );
 }
 
+/// An intern of a string its NC holds allocates nothing, before and after
+/// the NC's by-id direction is read (a strategy that finds conflicts
+/// lazily settles it then), a string whose id another string holds
+/// included.
+fn a_hit_allocates_nothing<S: Strategy>() {
+    let db: InternedStringDb<S> =
+        InternedStringDb::with_config(Config::new().ncs(2).narrow_id_mask_for_tests(0x3FF));
+    let names: Vec<String> = (0..2_000).map(|i| format!("span_{i}/forward")).collect();
+    for name in &names {
+        db.intern(1, name).unwrap();
+    }
+    let _turn = count_this_thread();
+    for round in 0..2 {
+        let before = ALLOCATIONS.load(Ordering::Relaxed);
+        for name in &names {
+            db.intern(1, name).unwrap();
+        }
+        let made = ALLOCATIONS.load(Ordering::Relaxed) - before;
+        assert_eq!(made, 0, "{}: round {round}: {made} allocations", S::NAME);
+        // Settles the NC (finds its conflicts: the mask makes ids collide).
+        assert!(db.conflict_count() > 0);
+    }
+}
+
 for_each_strategy!(
+    a_hit_allocates_nothing,
     an_idle_nc_costs_a_pointer,
     drop_and_reset_free_every_byte,
     conflict_log_is_bounded,

@@ -41,6 +41,10 @@ struct Args {
     /// Also report the cost of the fill's last tenth (1 thread only).
     #[arg(long)]
     last_tenth: bool,
+    /// Report, instead of the fill, a second pass over the same names once
+    /// the subject is filled: every intern a hit (in the names' order).
+    #[arg(long)]
+    hits: bool,
 }
 
 /// `n` distinct names of the kind `kind` names.
@@ -79,6 +83,8 @@ fn names(kind: &str, n: usize) -> Vec<String> {
 struct Fill<'a> {
     names: &'a [String],
     threads: usize,
+    /// Time a second pass (hits) instead of the fill.
+    hits: bool,
     wall: Duration,
     last_tenth: Duration,
 }
@@ -86,6 +92,7 @@ struct Fill<'a> {
 impl Visitor for Fill<'_> {
     fn visit<T: Subject>(&mut self, subject: &T) {
         let share = self.names.len().div_ceil(self.threads);
+        let hits = self.hits;
         let tenth = self.names.len() - self.names.len() / 10;
         let gate = std::sync::Barrier::new(self.threads);
         let times: Vec<(Instant, Instant, Duration)> = std::thread::scope(|scope| {
@@ -95,6 +102,11 @@ impl Visitor for Fill<'_> {
                 .map(|names| {
                     let gate = &gate;
                     scope.spawn(move || {
+                        if hits {
+                            for name in names {
+                                black_box(subject.intern(0, name));
+                            }
+                        }
                         gate.wait();
                         let start = Instant::now();
                         let mut tenth_at = start;
@@ -163,8 +175,10 @@ fn main() {
         );
     }
     println!(
-        "Names: {}. ns per insert (wall × threads / names), median of {} fills from empty, subjects interleaved; `+id` adds the get_id floor of the same names to a peer that does not compute our id.",
-        args.names, args.reps
+        "Names: {}. ns per {} (wall × threads / names), median of {} runs, subjects interleaved; `+id` adds the get_id floor of the same names to a peer that does not compute our id.",
+        args.names,
+        if args.hits { "hit, once filled" } else { "insert, filled from empty" },
+        args.reps
     );
     for &threads in &args.threads {
         println!("\n{threads} thread(s) into one NC\n");
@@ -190,6 +204,7 @@ fn main() {
                     let mut fill = Fill {
                         names: &names,
                         threads,
+                        hits: args.hits,
                         wall: Duration::ZERO,
                         last_tenth: Duration::ZERO,
                     };

@@ -140,11 +140,11 @@ impl IdMap {
             map.insert_or_update_all(
                 batch,
                 |&(hash, at)| (hash, at.to_bits()),
-                // SAFETY (both): refs to published records (this settle's,
-                // acquired through `end`, or an earlier one's, whose
-                // exclusive lock this one acquired since).
-                |held, &(_, at)| unsafe {
-                    log.entry(Ref::from_bits(held)).id() == log.entry(at).id()
+                |held, &(_, at)| {
+                    // SAFETY: both are refs to published records (this
+                    // settle's, acquired through `end`, or an earlier
+                    // one's, whose exclusive lock this one acquired since).
+                    unsafe { log.entry(Ref::from_bits(held)).id() == log.entry(at).id() }
                 },
                 |held, &(_, at)| {
                     let first = Ref::from_bits(*held);

@@ -7,12 +7,12 @@
 //! number of groups can be made (a group is found by multiplying the hash's
 //! low 32 bits by their count, not by masking), so the owner grows it by
 //! half: between 62% and 94% full, 5.3 to 8.0 bytes an entry (one group,
-//! 80 bytes, at least). Nothing is ever removed, so a probe stops at the
+//! 80 bytes, at least). Nothing is ever removed (a value may be replaced in
+//! place: [`IdTable::insert_or_update_all`]), so a probe stops at the
 //! first group with an empty slot and no slot needs a tombstone; probes go
 //! on to the next group (linear probing: at 15/16 full, with random
 //! hashes, about 1.4 groups for a present value and 8.7 for an absent one,
-//! which only a reader's lookup of an id the shard lacks, or a false
-//! "maybe" from the id filter, pays). A group's 16 tags are compared at
+//! which only a reader's lookup of an id the shard lacks pays). A group's 16 tags are compared at
 //! once (one SSE2 compare on x86-64).
 //!
 //! Plain data, no atomics: the map is written under its exclusive lock and
