@@ -16,6 +16,13 @@ const REFUSED_FROM: usize = 1 << 20;
 
 thread_local! {
     static ARMED: Cell<bool> = const { Cell::new(false) };
+    /// Bytes this thread allocated and has not freed (never allocates).
+    static LIVE: Cell<isize> = const { Cell::new(0) };
+}
+
+/// Adds `bytes` to this thread's live count.
+fn count(bytes: isize) {
+    let _ = LIVE.try_with(|live| live.set(live.get() + bytes));
 }
 
 struct Failing;
@@ -27,9 +34,14 @@ unsafe impl GlobalAlloc for Failing {
             return std::ptr::null_mut();
         }
         // SAFETY: the caller upholds `GlobalAlloc::alloc`'s contract.
-        unsafe { System.alloc(layout) }
+        let ptr = unsafe { System.alloc(layout) };
+        if !ptr.is_null() {
+            count(layout.size() as isize);
+        }
+        ptr
     }
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        count(-(layout.size() as isize));
         // SAFETY: as above.
         unsafe { System.dealloc(ptr, layout) }
     }
@@ -106,7 +118,35 @@ fn refused_conflict_copies_are_counted<S: Strategy>() {
     assert_eq!(snapshot.conflicts().len(), 2);
 }
 
+/// Refused interns leak nothing: a huge name refused at every fill of an
+/// NC (some refusals needing a larger slab directory first, which the
+/// optimistic log once allocated before the refused slab and then lost),
+/// and the db dropped, leaves this thread's live bytes where they were.
+fn refusals_leak_nothing<S: Strategy>() {
+    let huge = "x".repeat(2 * REFUSED_FROM);
+    let names: Vec<String> = (0..3_000).map(|i| common::name(2, i)).collect();
+    let baseline = LIVE.with(Cell::get);
+    let db: InternedStringDb<S> = InternedStringDb::with_config(Config::new().ncs(1));
+    for (i, name) in names.iter().enumerate() {
+        db.intern(0, name).unwrap();
+        if i % 10 == 0 {
+            ARMED.with(|a| a.set(true));
+            let refused = db.intern(0, &huge);
+            ARMED.with(|a| a.set(false));
+            assert!(
+                matches!(refused, Err(Error::OutOfMemory { .. })),
+                "{refused:?}"
+            );
+        }
+    }
+    assert_eq!(db.nc_len(0), names.len());
+    drop(db);
+    let leaked = LIVE.with(Cell::get) - baseline;
+    assert_eq!(leaked, 0, "{}: bytes leaked", S::NAME);
+}
+
 for_each_strategy!(
+    refusals_leak_nothing,
     allocation_failure_is_an_error,
     refused_conflict_copies_are_counted,
 );

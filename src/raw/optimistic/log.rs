@@ -427,15 +427,18 @@ impl Log {
         }
         writer.slabs.try_reserve(1).map_err(|_| AllocError)?;
         writer.retired_dirs.try_reserve(1).map_err(|_| AllocError)?;
+        // The arena first: it frees itself if the directory below is
+        // refused, where a directory (plain memory, freed only by hand)
+        // made first would leak when the arena is refused.
+        let bump = Bump::try_with_capacity(size.max(SLAB_BYTES)).map_err(|_| AllocError)?;
+        // One chunk: a slab never grows (nor doubles) in place.
+        bump.set_allocation_limit(Some(bump.allocated_bytes()));
         let capacity = writer.dir.map_or(0, |d| d.slabs().len());
         let new_dir = if slab == capacity {
             Some(SlabDir::try_new((capacity * 2).max(4)).ok_or(AllocError)?)
         } else {
             None
         };
-        let bump = Bump::try_with_capacity(size.max(SLAB_BYTES)).map_err(|_| AllocError)?;
-        // One chunk: a slab never grows (nor doubles) in place.
-        bump.set_allocation_limit(Some(bump.allocated_bytes()));
         if let Some(new_dir) = new_dir {
             if let Some(old_dir) = writer.dir {
                 for (old, new) in old_dir.slabs().iter().zip(new_dir.slabs()) {
