@@ -1,7 +1,8 @@
 //! `contention`: the contention harness. Every strategy of ours and every
 //! peer, at several thread counts, on hit-heavy and miss-heavy workloads, with
 //! all threads on one NC or each on its own. Prints a table and a few
-//! closing lines, writes `perf/results/`: `contention.csv`, `summary.md`
+//! closing lines, writes `target/perf-results/` (or `--out`; the committed
+//! reference run is `perf/results/`): `contention.csv`, `summary.md`
 //! and one chart per workload, vocabulary and placement. See
 //! `docs/benchmarks.md`.
 
@@ -82,8 +83,10 @@ struct Args {
     /// Pin thread i to CPU i mod CPUs (core_affinity).
     #[arg(long)]
     pin: bool,
-    /// Where the CSV, summary.md and the charts go.
-    #[arg(long, default_value = "perf/results")]
+    /// Where the CSV, summary.md and the charts go: outside the committed
+    /// files by default (the reference run committed in `perf/results/` is
+    /// written there only when asked, `--out perf/results`).
+    #[arg(long, default_value = "target/perf-results")]
     out: PathBuf,
     /// List the subjects and exit.
     #[arg(long)]
