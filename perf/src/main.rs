@@ -253,10 +253,24 @@ fn main() {
     }
 
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let host = perf::host::Host::detect();
+    let date = std::process::Command::new("date")
+        .args(["-u", "+%Y-%m-%d %H:%M UTC"])
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+        .unwrap_or_default();
     let info = RunInfo {
         cpus,
         commit: commit(),
+        host: format!("{host}, {date}"),
     };
+    println!("host: {}", info.host);
+    if host.is_busy() {
+        eprintln!(
+            "warning: the machine is busy (load {:.2} at the start): other work skews every figure",
+            host.load
+        );
+    }
     println!(
         "interned-string-db contention harness: {cpus} CPUs, commit {}, threads {:?}, {} s per run, {} runs per cell (median reported){}",
         info.commit,

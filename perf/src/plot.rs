@@ -43,6 +43,10 @@ pub struct RunInfo {
     pub cpus: usize,
     /// `git rev-parse --short HEAD` when the run started, or `unknown`.
     pub commit: String,
+    /// The host (CPU model, L2, L3, load at the start) and the date, as
+    /// [`crate::host::Host`] names it; empty for a CSV written before the
+    /// column existed.
+    pub host: String,
 }
 
 /// The medians of `cells`.
@@ -118,7 +122,9 @@ pub fn read_csv(path: &Path) -> std::io::Result<(Vec<Point>, RunInfo)> {
     let mut info = RunInfo {
         cpus: 0,
         commit: "unknown".into(),
+        host: String::new(),
     };
+    let host = column("host");
     for (n, line) in lines.enumerate().filter(|(_, l)| !l.is_empty()) {
         let fields = split_csv_line(line);
         let field = |i: usize| {
@@ -142,6 +148,9 @@ pub fn read_csv(path: &Path) -> std::io::Result<(Vec<Point>, RunInfo)> {
         info.cpus = number(cpus)? as usize;
         if let Some(i) = commit {
             info.commit = field(i)?.into();
+        }
+        if let Some(i) = host {
+            info.host = field(i)?.into();
         }
     }
     Ok((points, info))
@@ -393,6 +402,11 @@ fn header(
         info.cpus,
         info.commit
     );
+    root.draw_text(
+        &info.host,
+        &("sans-serif", 13).into_font().color(&BLACK),
+        (16, 58),
+    )?;
     let bold = ("sans-serif", 19).into_font().style(FontStyle::Bold);
     root.draw_text(&title, &bold.color(&BLACK), (16, 10))?;
     let subtitle = "ns per operation per thread as a multiple of the get_id floor at the same thread count (lower is better; each panel has its own scale)";
@@ -585,8 +599,10 @@ mod tests {
             info,
             RunInfo {
                 cpus: 2,
-                commit: "abc1234".into()
-            }
+                commit: "abc1234".into(),
+                host: String::new(),
+            },
+            "a CSV from before the host column reads"
         );
         assert_eq!(points.len(), 2);
         assert_eq!(floor_ns(&points, "hit-heavy/synthetic", 1), Some(50.0));

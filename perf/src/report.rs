@@ -28,6 +28,7 @@ const COLUMNS: &[&str] = &[
     "runs",
     "cpus",
     "commit",
+    "host",
 ];
 
 fn fields(c: &Cell, m: &Measurement, info: &RunInfo) -> Vec<String> {
@@ -51,6 +52,7 @@ fn fields(c: &Cell, m: &Measurement, info: &RunInfo) -> Vec<String> {
         c.runs.len().to_string(),
         info.cpus.to_string(),
         info.commit.clone(),
+        info.host.clone(),
     ]
 }
 
@@ -142,7 +144,9 @@ pub fn write_all(cells: &[Cell], dir: &Path, info: &RunInfo) -> std::io::Result<
     }
     let mut written = vec![dir.join("contention.csv"), dir.join("summary.md")];
     std::fs::write(&written[0], csv)?;
-    std::fs::write(&written[1], summary_markdown(cells))?;
+    let summary =
+        format!("Run: commit {}; {}.\n\n", info.commit, info.host) + &summary_markdown(cells);
+    std::fs::write(&written[1], summary)?;
     written.extend(plot::draw_all(&plot::points(cells), info, dir)?);
     Ok(written)
 }
