@@ -49,7 +49,12 @@ pub struct Measurement {
     pub ops: u64,
     /// From the earliest thread's start to the latest thread's end.
     pub window: Duration,
-    /// Mean over threads of (thread time / thread ops), in ns.
+    /// The window × threads / operations, in ns: a thread's share of the
+    /// cell's wall time per operation, the throughput's inverse (so that a
+    /// ranking by it is a ranking by throughput). Until 2026-12-04 it was
+    /// the mean over threads of each thread's own time over its
+    /// operations, which at 256 threads on 2 CPUs counted time descheduled
+    /// and could rank cells against the throughput beside it.
     pub ns_per_op_per_thread: f64,
     /// Per-op latency (batch time / batch size), in ns, merged over threads.
     pub latency: Histogram<u64>,
@@ -203,14 +208,14 @@ pub fn run<T: Subject>(
     };
     for r in &results {
         total.ops += r.ops;
-        total.ns_per_op_per_thread +=
-            (r.end - r.start).as_nanos() as f64 / r.ops.max(1) as f64 / threads as f64;
         latency.add(&r.latency).expect("same histogram bounds");
         total.contention += r.contention;
         total.switches.voluntary += r.switches.voluntary;
         total.switches.involuntary += r.switches.involuntary;
     }
     total.latency = latency;
+    total.ns_per_op_per_thread =
+        total.window.as_nanos() as f64 * threads as f64 / total.ops.max(1) as f64;
     total
 }
 

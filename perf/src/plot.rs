@@ -409,7 +409,7 @@ fn header(
     )?;
     let bold = ("sans-serif", 19).into_font().style(FontStyle::Bold);
     root.draw_text(&title, &bold.color(&BLACK), (16, 10))?;
-    let subtitle = "ns per operation per thread as a multiple of the get_id floor at the same thread count (lower is better; each panel has its own scale)";
+    let subtitle = "ns per operation per thread (the cell's wall time × threads / operations: throughput, inverted) as a multiple of the get_id floor at the same thread count (lower is better; each panel has its own scale)";
     let small = ("sans-serif", 14).into_font();
     root.draw_text(subtitle, &small.color(&BLACK), (16, 38))?;
     // The key.

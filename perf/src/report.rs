@@ -175,7 +175,7 @@ fn summary_markdown(cells: &[Cell]) -> String {
         };
         let _ = writeln!(
             out,
-            "\n**{workload}, {}** (ns per operation per thread; × the floor in the same run)\n",
+            "\n**{workload}, {}** (ns per operation per thread: the cell's wall time × threads / operations, its throughput inverted; × the floor in the same run)\n",
             placement.label()
         );
         let _ = write!(out, "| subject |");
@@ -253,7 +253,7 @@ fn ordinal(n: usize) -> String {
 /// rank among the subjects (the floor is not one).
 pub fn standings(points: &[Point], default: &str) -> String {
     let mut out = String::from(
-        "In short (every thread on NC 0; cost per operation per thread as × the get_id floor at the same thread count, and in ns; lower is better):\n",
+        "In short (every thread on NC 0; cost per operation per thread, the cell's wall time × threads / operations (its throughput, inverted), as × the get_id floor at the same thread count, and in ns; lower is better):\n",
     );
     let mut workloads: Vec<&str> = Vec::new();
     for p in points
