@@ -95,7 +95,10 @@ impl IdMap {
     }
 
     /// Settles every entry of `log` up to its published end (see the
-    /// module doc); `hash_of` places an id. `conflict(id, kept, rejected)`
+    /// module doc); `appended()`, loaded after that end, is at least how
+    /// many entries the log holds before it (the shard's counter, which the
+    /// writer stores before it publishes each entry: it sizes the map
+    /// without a walk to count them); `hash_of` places an id. `conflict(id, kept, rejected)`
     /// is called, in log order, for each entry found holding an id that an
     /// earlier entry holds with other bytes. If memory runs out the map is
     /// emptied (settled up to the log's start, readers walk the whole log
@@ -104,6 +107,7 @@ impl IdMap {
     pub(super) fn settle(
         &mut self,
         log: &Log,
+        appended: impl Fn() -> usize,
         hash_of: impl Fn(u64) -> u64,
         conflict: impl FnMut(u64, &[u8], &[u8]),
     ) -> Result<(), AllocError> {
@@ -111,23 +115,26 @@ impl IdMap {
         if end == self.synced {
             return Ok(());
         }
-        let settled = self.settle_to(log, end, hash_of, conflict);
+        let appended = appended();
+        let settled = self.settle_to(log, end, appended, hash_of, conflict);
         if settled.is_err() {
             *self = IdMap::new();
         }
         settled
     }
 
-    /// [`settle`](Self::settle) up to `end`, acquired from `log`.
+    /// [`settle`](Self::settle) up to `end`, acquired from `log`, which
+    /// holds at most `appended` entries before it.
     fn settle_to(
         &mut self,
         log: &Log,
         end: Ref,
+        appended: usize,
         hash_of: impl Fn(u64) -> u64,
         mut conflict: impl FnMut(u64, &[u8], &[u8]),
     ) -> Result<(), AllocError> {
-        let mut fresh = 0;
-        log.walk_between(self.synced, end, |_, _| fresh += 1);
+        // Every settled entry is in the map or shadowed.
+        let fresh = appended.saturating_sub(self.map.len() + self.shadowed.len());
         if fresh > self.map.room() - self.map.len() {
             self.rebuild(log, fresh, &hash_of)?;
         }
@@ -137,6 +144,12 @@ impl IdMap {
         let mut batch = [(0, Ref::default()); BATCH];
         let mut batched = 0;
         let mut flush = |map: &mut IdTable, batch: &[(u64, Ref)]| {
+            if batch.len() > map.room() - map.len() {
+                // More entries than counted: never, by the writer's order;
+                // the map is emptied rather than overfilled.
+                out_of_memory = true;
+                return;
+            }
             map.insert_or_update_all(
                 batch,
                 |&(hash, at)| (hash, at.to_bits()),

@@ -367,7 +367,7 @@ impl RawShard {
         if sync::read(&side.map).synced() == end {
             return Ok(());
         }
-        sync::write(&side.map).settle(log, |id| self.id_hash(id), conflict)
+        sync::write(&side.map).settle(log, || self.len(), |id| self.id_hash(id), conflict)
     }
 
     /// Settles the map, ignoring conflicts, then calls `f` on every entry
@@ -536,6 +536,13 @@ impl<'a> WriteGuard<'a> {
             shard.hot.table.reserve(&mut writer.table, shard.capacity)?;
         }
         let at = log.append(&mut writer.log, id, bytes)?;
+        // Under the lock: plain stores, no read-modify-write needed. The
+        // count before the publication, so that a settle that acquires the
+        // log's end sees at least the entries before it (the map's room).
+        shard.entries.store(shard.len() + 1, Ordering::Relaxed);
+        shard
+            .bytes
+            .store(shard.bytes() + bytes.len(), Ordering::Relaxed);
         // Published to walks before hits can find it: a thread whose intern
         // returned through a hit on this entry may snapshot at once, and
         // the snapshot must hold it (`tests/hit_then_snapshot.rs`).
@@ -543,11 +550,6 @@ impl<'a> WriteGuard<'a> {
         if let Some(hash) = by_bytes {
             shard.hot.table.insert_reserved(&mut writer.table, hash, at);
         }
-        // Under the lock: plain stores, no read-modify-write needed.
-        shard.entries.store(shard.len() + 1, Ordering::Relaxed);
-        shard
-            .bytes
-            .store(shard.bytes() + bytes.len(), Ordering::Relaxed);
         Ok(())
     }
 
