@@ -308,7 +308,7 @@ impl<S: Strategy> InternedStringDb<S> {
     /// reference count.
     pub fn with_resolved<R>(&self, nc: usize, id: u64, f: impl FnOnce(&[u8]) -> R) -> Option<R> {
         let ctx = self.context(nc)?;
-        ctx.shard.settle(self.conflict_sink(ctx, nc));
+        ctx.shard.settle_for_reads(self.conflict_sink(ctx, nc));
         ctx.shard.resolve_unlocked(id, f)
     }
 
@@ -323,7 +323,7 @@ impl<S: Strategy> InternedStringDb<S> {
         nc::made(&self.contexts)
             .filter(|(_, ctx)| ctx.shard.is_open())
             .find_map(|(nc, ctx)| {
-                ctx.shard.settle(self.conflict_sink(ctx, nc));
+                ctx.shard.settle_for_reads(self.conflict_sink(ctx, nc));
                 ctx.shard.resolve(id, |b| Box::from(b))
             })
     }

@@ -44,6 +44,11 @@ const _: () = assert!(SPLITS_PER_STEP <= SEGMENT_BUCKETS);
 /// its shard's first map (`optimistic_resolve_races_rebuild`).
 pub(crate) const FILL: usize = if cfg!(interner_loom) { 3 } else { 15 };
 
+/// Entries a reader (`resolve`, `lookup`) lets the by-id map lag behind
+/// the log before it settles it (`shard.rs`): fewer are walked instead; 2
+/// in loom builds, so that models reach both.
+pub(crate) const READ_LAG: usize = if cfg!(interner_loom) { 2 } else { 64 };
+
 /// Whether every shard's by-bytes and by-id placement uses
 /// `HashSeed::FIXED` (`bytes.rs`) instead of a random seed: in loom builds,
 /// so that models can pick names by where they land (`loom_placement`).

@@ -402,6 +402,15 @@ pub(crate) mod imp {
             let _ = conflicts;
         }
 
+        /// [`settle`](Self::settle), as much as a reader needs (`resolve`,
+        /// `with_resolved`, `resolve_any`): a shard may leave the last few
+        /// entries unsettled, which its reads walk instead. Nothing to do,
+        /// the default, for a shard that finds conflicts when it interns.
+        #[inline]
+        fn settle_for_reads(&self, conflicts: ConflictSink<'_>) {
+            let _ = conflicts;
+        }
+
         /// The id of `key` if the shard, open or closed, holds exactly its
         /// bytes under it; never inserts. `conflicts`: as for
         /// [`settle`](Self::settle), which a lookup may need.

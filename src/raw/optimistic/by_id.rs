@@ -81,6 +81,12 @@ impl IdMap {
         self.synced
     }
 
+    /// How many entries are settled: in the map or shadowed.
+    #[inline]
+    pub(super) fn settled_entries(&self) -> usize {
+        self.map.len() + self.shadowed.len()
+    }
+
     /// How many settled entries are shadowed, and their string bytes.
     #[inline]
     pub(super) fn shadowed(&self) -> (usize, usize) {

@@ -41,6 +41,7 @@ use crate::raw::bytes::{
     bytes_eq, eq_mid, hash_bytes, hash_id, hash_mid, mid_name, prefetch, prefetch_span, HashSeed,
     CACHE_LINE,
 };
+use crate::raw::sizes::READ_LAG;
 use crate::sync::{self, AtomicBool, AtomicPtr, AtomicUsize, Mutex, MutexGuard, Ordering, RwLock};
 
 /// What every hit reads, one cache line that misses write to publish their
@@ -355,6 +356,27 @@ impl RawShard {
     /// allocation failure the map is left empty (correct, slower to read)
     /// and the entries unsettled.
     pub(crate) fn settle(&self, conflict: impl FnMut(u64, &[u8], &[u8])) -> Result<(), AllocError> {
+        self.settle_past(0, conflict)
+    }
+
+    /// [`settle`](Self::settle) if the map lags [`READ_LAG`] entries or
+    /// more behind the log: what a reader needs so that its walk of what
+    /// the map lacks stays short, without taking the exclusive lock for
+    /// every few entries a writer appends meanwhile.
+    pub(crate) fn settle_lagging(
+        &self,
+        conflict: impl FnMut(u64, &[u8], &[u8]),
+    ) -> Result<(), AllocError> {
+        self.settle_past(READ_LAG, conflict)
+    }
+
+    /// [`settle`](Self::settle) if the map lags `lag` entries or more (and
+    /// at least one) behind the log.
+    fn settle_past(
+        &self,
+        lag: usize,
+        conflict: impl FnMut(u64, &[u8], &[u8]),
+    ) -> Result<(), AllocError> {
         let log = &self.hot.log;
         let end = log.end();
         if end == Ref::default() {
@@ -364,8 +386,13 @@ impl RawShard {
         let Some(side) = (unsafe { self.id_side() }) else {
             return Ok(());
         };
-        if sync::read(&side.map).synced() == end {
-            return Ok(());
+        {
+            let map = sync::read(&side.map);
+            // The counter may run ahead of `end`: a heuristic, the walk of
+            // what the map lacks is exact either way.
+            if map.synced() == end || self.len().saturating_sub(map.settled_entries()) < lag {
+                return Ok(());
+            }
         }
         sync::write(&side.map).settle(log, || self.len(), |id| self.id_hash(id), conflict)
     }
