@@ -5,7 +5,9 @@
 //! A counting global allocator measures the live bytes a 256-NC db (or a
 //! peer's table) holds after all names are interned on one NC, less the
 //! bytes of the names themselves: everything else counts (indexes, headers,
-//! alignment, slack, retired tables, the 256-NC fixed part). `ustr` is left
+//! alignment, slack, retired tables, the 256-NC fixed part, and our by-id
+//! index, which the optimistic strategy builds lazily: it is settled before
+//! the count). `ustr` is left
 //! out: its cache is global and cannot be emptied between measurements.
 
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -69,6 +71,8 @@ impl Visitor for Measure<'_> {
         for name in self.names {
             subject.intern(0, name);
         }
+        // Our by-id index, built lazily, counted once built.
+        subject.settle();
         self.bytes = LIVE.load(Ordering::Relaxed);
     }
 }

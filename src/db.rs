@@ -173,9 +173,10 @@ impl<S: Strategy> InternedStringDb<S> {
     /// recorded depends on the strategy
     /// ([`Strategy::FINDS_CONFLICTS_LAZILY`](crate::Strategy::FINDS_CONFLICTS_LAZILY)):
     /// during this call, or, under the default strategy, whose misses never
-    /// look an id up, when the NC's by-id direction is next read (a
-    /// resolve, lookup, snapshot, delta, the conflict list or the
-    /// counters), before that read answers. To know at once, call
+    /// look an id up, when the NC is next settled: before a snapshot, a
+    /// delta, the conflict list or the counters answer (a resolve or a
+    /// lookup settles once 64 entries are unsettled, and otherwise finds
+    /// the first string by walking them). To know at once, call
     /// [`intern_with_outcome`](Self::intern_with_outcome).
     ///
     /// # Errors

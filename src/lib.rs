@@ -44,8 +44,9 @@
 //!   fixed-size slabs and indexed by their bytes, and the index grows one
 //!   bucket at a time without blocking readers. A miss does not look its
 //!   id up: the NC's by-id map is settled from the log when the by-id
-//!   direction is next read (resolve, lookup, snapshot, delta, the conflict
-//!   list), and conflicts are found and recorded then
+//!   direction is read (before a snapshot, a delta or the conflict list
+//!   answers; a resolve once 64 entries are unsettled), and conflicts are
+//!   found and recorded then
 //!   ([`Strategy::FINDS_CONFLICTS_LAZILY`]). Resolving an id takes no lock
 //!   of the writer's: a shared lock on the NC's by-id map.
 //! * [`RwLockStrategy`]: the reference's protocol, faithfully: a futex

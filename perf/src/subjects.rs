@@ -32,6 +32,11 @@ pub trait Subject: Sync {
     fn batched(&self) -> bool {
         false
     }
+    /// Brings whatever the subject builds lazily up to date (our db's by-id
+    /// index, which the optimistic strategy builds when the by-id direction
+    /// is first read), so that a memory count includes it. Nothing, by
+    /// default.
+    fn settle(&self) {}
     /// Interns every name of `names` for NC `nc`, writing the keys to `keys`.
     fn intern_batch(&self, nc: usize, names: &[&str], keys: &mut [u64]) {
         for (key, s) in keys.iter_mut().zip(names) {
@@ -61,6 +66,10 @@ impl<S: Strategy> Subject for Db<S> {
     #[inline]
     fn intern(&self, nc: usize, s: &str) -> u64 {
         self.0.intern(nc, s).expect("intern")
+    }
+    fn settle(&self) {
+        // Settles every NC (and finds their conflicts).
+        let _ = self.0.conflict_count();
     }
 }
 

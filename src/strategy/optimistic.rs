@@ -26,13 +26,13 @@ use crate::raw::{RawShard, WriteGuard};
 /// append the string to the NC's log of fixed-size slabs and to the index,
 /// which grows one bucket at a time without blocking readers: a miss never
 /// looks its id up. Conflicts (another string under the id) are found when
-/// the by-id direction is next read: resolving an id, a snapshot or a delta,
-/// the conflict list, or an intern whose outcome the caller reads
-/// (`intern_with_outcome`, `register`, the C ABI), each of which first
-/// *settles* the NC's by-id map from the log, in bulk, the first string of
-/// an id winning. Resolving an id takes no exclusive lock of the writer's:
-/// the by-id map under a shared lock, then a lock-free walk of the entries
-/// appended since it was settled. See `docs/design.md` for the memory
+/// the NC's by-id map is next *settled* from the log, in bulk, the first
+/// string of an id winning: before a snapshot, a delta, the conflict list,
+/// the counters or an intern whose outcome the caller reads
+/// (`intern_with_outcome`, `register`, the C ABI); a resolve or a lookup
+/// settles once the map lags 64 entries behind. Resolving an id takes no
+/// lock of the writer's: the by-id map under a shared lock, then a
+/// lock-free walk of the entries appended since it was settled. See `docs/design.md` for the memory
 /// orderings and the memory cost.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct OptimisticStrategy;
