@@ -32,8 +32,10 @@ use crate::raw::{RawShard, WriteGuard};
 /// (`intern_with_outcome`, `register`, the C ABI); a resolve or a lookup
 /// settles once the map lags 64 entries behind. Resolving an id takes no
 /// lock of the writer's: the by-id map under a shared lock, then a
-/// lock-free walk of the entries appended since it was settled. See `docs/design.md` for the memory
-/// orderings and the memory cost.
+/// lock-free walk of the entries appended since it was settled. An intern
+/// whose outcome the caller reads takes that shared lock on a hit too, to
+/// know that the entry it found holds its id first. See `docs/design.md`
+/// for the memory orderings and the memory cost.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct OptimisticStrategy;
 
