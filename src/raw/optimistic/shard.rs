@@ -304,11 +304,7 @@ impl RawShard {
     /// [`settle`](Self::settle).
     pub(crate) fn held(&self) -> (usize, usize) {
         let (entries, bytes) = (self.len(), self.bytes());
-        if self.hot.log.end() == Ref::default() {
-            return (entries, bytes);
-        }
-        // SAFETY: as in `for_each_since`.
-        let Some(side) = (unsafe { self.id_side() }) else {
+        let Some((_, side)) = self.published_side() else {
             return (entries, bytes);
         };
         let (shadowed, shadowed_bytes) = sync::read(&side.map).shadowed();
@@ -328,13 +324,7 @@ impl RawShard {
     pub(crate) fn for_each_since(&self, from: usize, mut f: impl FnMut(Entry<'_>)) -> usize {
         let from = Ref::from_bits(u32::try_from(from).unwrap_or(u32::MAX));
         let log = &self.hot.log;
-        // The side is made before the first entry is published: a reader
-        // that acquires an end past the start sees its pointer.
-        if log.end() == Ref::default() {
-            return from.to_bits() as usize;
-        }
-        // SAFETY: as just said; it is freed only through `&mut self`.
-        let Some(side) = (unsafe { self.id_side() }) else {
+        let Some((_, side)) = self.published_side() else {
             return from.to_bits() as usize;
         };
         let map = sync::read(&side.map);
@@ -378,12 +368,7 @@ impl RawShard {
         conflict: impl FnMut(u64, &[u8], &[u8]),
     ) -> Result<(), AllocError> {
         let log = &self.hot.log;
-        let end = log.end();
-        if end == Ref::default() {
-            return Ok(());
-        }
-        // SAFETY: as in `for_each_since`.
-        let Some(side) = (unsafe { self.id_side() }) else {
+        let Some((end, side)) = self.published_side() else {
             return Ok(());
         };
         {
@@ -412,13 +397,7 @@ impl RawShard {
     /// before the call.
     pub(crate) fn find_by_id(&self, id: u64) -> Option<Entry<'_>> {
         let log = &self.hot.log;
-        // The side is made before the first entry is published: a reader
-        // that acquires an end past the start sees its pointer.
-        if log.end() == Ref::default() {
-            return None;
-        }
-        // SAFETY: as just said; it is freed only through `&mut self`.
-        let side = unsafe { self.id_side() }?;
+        let (_, side) = self.published_side()?;
         let at = IdMap::find_shared(&side.map, log, id, self.id_hash(id))?;
         // SAFETY: a ref to a published record, acquired through the map's
         // lock or the log's end.
@@ -432,6 +411,22 @@ impl RawShard {
             shard: self,
             writer: sync::lock(&self.writer),
         }
+    }
+
+    /// The log's published end (acquired) and the by-id side, once an
+    /// entry is published: `None` before the first. The side is made
+    /// before the first entry is published, so a reader that acquires an
+    /// end past the start sees its pointer; it is freed only through
+    /// `&mut self`.
+    #[inline]
+    fn published_side(&self) -> Option<(Ref, &IdSide)> {
+        let end = self.hot.log.end();
+        if end == Ref::default() {
+            return None;
+        }
+        // SAFETY: an end past the start, acquired just above.
+        let side = unsafe { self.id_side() }?;
+        Some((end, side))
     }
 
     /// The by-id side, if made.
