@@ -543,9 +543,25 @@ impl<S: Strategy> InternedStringDb<S> {
         cursor: &mut Cursor,
         deliver: impl FnOnce(&Snapshot) -> Result<T, E>,
     ) -> Result<T, E> {
+        self.delta_delivered(cursor, deliver).map(|(_, done)| done)
+    }
+
+    /// [`delta_with`](Self::delta_with), also handing back the delta: the
+    /// one place a delivery's failure rewinds the cursor.
+    fn delta_delivered<T, E>(
+        &self,
+        cursor: &mut Cursor,
+        deliver: impl FnOnce(&Snapshot) -> Result<T, E>,
+    ) -> Result<(Snapshot, T), E> {
         let mark = cursor.mark(self.generation, self.ncs());
         let delta = self.delta(cursor);
-        deliver(&delta).inspect_err(|_| cursor.rewind(mark, &delta))
+        match deliver(&delta) {
+            Ok(done) => Ok((delta, done)),
+            Err(e) => {
+                cursor.rewind(mark, &delta);
+                Err(e)
+            }
+        }
     }
 
     /// Saves the [`delta`](Self::delta) for `cursor` to `path`, atomically
@@ -569,15 +585,8 @@ impl<S: Strategy> InternedStringDb<S> {
         cursor: &mut Cursor,
         path: impl AsRef<std::path::Path>,
     ) -> std::io::Result<Snapshot> {
-        let mark = cursor.mark(self.generation, self.ncs());
-        let delta = self.delta(cursor);
-        match delta.save(path) {
-            Ok(()) => Ok(delta),
-            Err(e) => {
-                cursor.rewind(mark, &delta);
-                Err(e)
-            }
-        }
+        self.delta_delivered(cursor, |delta| delta.save(path))
+            .map(|(delta, ())| delta)
     }
 
     /// Frees every entry and conflict of every NC and reopens them all.
