@@ -64,6 +64,34 @@ pub(super) struct IdMap {
     shadowed_bytes: usize,
 }
 
+/// Calls `flush` with the `(id hash, ref)` of every entry of `log` from
+/// position `from` to `to` (a position acquired from it) but those `skip`
+/// names, [`BATCH`] at a time (the last batch shorter), so that the cache
+/// misses of a batch's inserts overlap.
+fn walk_in_batches(
+    log: &Log,
+    from: Ref,
+    to: Ref,
+    skip: impl Fn(Ref) -> bool,
+    hash_of: impl Fn(u64) -> u64,
+    mut flush: impl FnMut(&[(u64, Ref)]),
+) {
+    let mut batch = [(0, Ref::default()); BATCH];
+    let mut batched = 0;
+    log.walk_between(from, to, |at, entry| {
+        if skip(at) {
+            return;
+        }
+        batch[batched] = (hash_of(entry.id()), at);
+        batched += 1;
+        if batched == BATCH {
+            flush(&batch);
+            batched = 0;
+        }
+    });
+    flush(&batch[..batched]);
+}
+
 impl IdMap {
     /// Empty, settled up to the log's start; allocates nothing.
     pub(super) fn new() -> IdMap {
@@ -147,9 +175,8 @@ impl IdMap {
         // The entries found holding an id an earlier entry holds.
         let mut later: Vec<Ref> = Vec::new();
         let mut out_of_memory = false;
-        let mut batch = [(0, Ref::default()); BATCH];
-        let mut batched = 0;
-        let mut flush = |map: &mut IdTable, batch: &[(u64, Ref)]| {
+        let map = &mut self.map;
+        let flush = |batch: &[(u64, Ref)]| {
             if batch.len() > map.room() - map.len() {
                 // More entries than counted: never, by the writer's order;
                 // the map is emptied rather than overfilled.
@@ -181,15 +208,7 @@ impl IdMap {
                 },
             );
         };
-        log.walk_between(self.synced, end, |at, entry| {
-            batch[batched] = (hash_of(entry.id()), at);
-            batched += 1;
-            if batched == BATCH {
-                flush(&mut self.map, &batch);
-                batched = 0;
-            }
-        });
-        flush(&mut self.map, &batch[..batched]);
+        walk_in_batches(log, self.synced, end, |_| false, &hash_of, flush);
         if out_of_memory || self.shadowed.try_reserve(later.len()).is_err() {
             return Err(AllocError);
         }
@@ -235,23 +254,14 @@ impl IdMap {
         hash_of: impl Fn(u64) -> u64,
     ) -> Result<(), AllocError> {
         let mut map = IdTable::with_room(grown(self.map.len() + fresh))?;
-        let mut batch = [(0, Ref::default()); BATCH];
-        let mut batched = 0;
-        let flush = |map: &mut IdTable, batch: &[(u64, Ref)]| {
-            map.insert_all(batch, |&(hash, at)| (hash, at.to_bits()));
-        };
-        log.walk_between(Ref::default(), self.synced, |at, entry| {
-            if self.is_shadowed(at) {
-                return;
-            }
-            batch[batched] = (hash_of(entry.id()), at);
-            batched += 1;
-            if batched == BATCH {
-                flush(&mut map, &batch);
-                batched = 0;
-            }
-        });
-        flush(&mut map, &batch[..batched]);
+        walk_in_batches(
+            log,
+            Ref::default(),
+            self.synced,
+            |at| self.is_shadowed(at),
+            hash_of,
+            |batch| map.insert_all(batch, |&(hash, at)| (hash, at.to_bits())),
+        );
         debug_assert_eq!(map.len(), self.map.len(), "every settled entry, once");
         self.map = map;
         Ok(())
