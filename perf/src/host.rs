@@ -4,6 +4,7 @@
 //! costs that a 32 MiB one shows), so figures are compared on one host only.
 
 use std::fmt;
+use std::path::Path;
 
 /// What is known of the host; `?` where Linux's files do not say.
 #[derive(Debug, Clone)]
@@ -69,4 +70,37 @@ impl fmt::Display for Host {
             self.cpu, self.cpus, self.l2, self.l3, self.load
         )
     }
+}
+
+/// `git rev-parse --short HEAD` of the checkout a measurement runs in (or
+/// was built from), `-dirty` if tracked files differ from it; `unknown` outside
+/// a git checkout.
+pub fn commit() -> String {
+    let git = |dir: &Path, args: &[&str]| {
+        std::process::Command::new("git")
+            .arg("-C")
+            .arg(dir)
+            .args(args)
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+    };
+    for dir in [Path::new("."), Path::new(env!("CARGO_MANIFEST_DIR"))] {
+        if let Some(hash) = git(dir, &["rev-parse", "--short", "HEAD"]) {
+            let dirty = git(dir, &["status", "--porcelain", "--untracked-files=no"])
+                .is_some_and(|changes| !changes.is_empty());
+            return if dirty { hash + "-dirty" } else { hash };
+        }
+    }
+    "unknown".into()
+}
+
+/// The date and time now, UTC (`date -u`), or empty if `date` cannot run.
+pub fn utc_now() -> String {
+    std::process::Command::new("date")
+        .args(["-u", "+%Y-%m-%d %H:%M UTC"])
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+        .unwrap_or_default()
 }

@@ -101,30 +101,6 @@ struct Args {
     replot: Option<PathBuf>,
 }
 
-/// `git rev-parse --short HEAD` of the checkout the harness runs in (or was
-/// built from), `-dirty` if tracked files differ from it; `unknown` outside
-/// a git checkout.
-fn commit() -> String {
-    let git = |dir: &Path, args: &[&str]| {
-        std::process::Command::new("git")
-            .arg("-C")
-            .arg(dir)
-            .args(args)
-            .output()
-            .ok()
-            .filter(|o| o.status.success())
-            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
-    };
-    for dir in [Path::new("."), Path::new(env!("CARGO_MANIFEST_DIR"))] {
-        if let Some(hash) = git(dir, &["rev-parse", "--short", "HEAD"]) {
-            let dirty = git(dir, &["status", "--porcelain", "--untracked-files=no"])
-                .is_some_and(|changes| !changes.is_empty());
-            return if dirty { hash + "-dirty" } else { hash };
-        }
-    }
-    "unknown".into()
-}
-
 /// The closing lines: the standings and where the files are.
 fn print_closing(points: &[plot::Point], written: &[PathBuf], dir: &Path) {
     println!();
@@ -254,15 +230,10 @@ fn main() {
 
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     let host = perf::host::Host::detect();
-    let date = std::process::Command::new("date")
-        .args(["-u", "+%Y-%m-%d %H:%M UTC"])
-        .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
-        .unwrap_or_default();
     let info = RunInfo {
         cpus,
-        commit: commit(),
-        host: format!("{host}, {date}"),
+        commit: perf::host::commit(),
+        host: format!("{host}, {}", perf::host::utc_now()),
     };
     println!("host: {}", info.host);
     if host.is_busy() {

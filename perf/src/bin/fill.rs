@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use clap::Parser;
 
-use perf::host::Host;
+use perf::host::{self, Host};
 use perf::subjects::{Subject, SubjectName, Visitor};
 use perf::workload::{self, SplitMix};
 
@@ -138,18 +138,6 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
-fn commit() -> String {
-    std::process::Command::new("git")
-        .args(["rev-parse", "--short", "HEAD"])
-        .output()
-        .ok()
-        .filter(|o| o.status.success())
-        .map_or_else(
-            || "unknown".into(),
-            |o| String::from_utf8_lossy(&o.stdout).trim().to_owned(),
-        )
-}
-
 fn main() {
     let args = Args::parse();
     let host = Host::detect();
@@ -162,12 +150,11 @@ fn main() {
     } else {
         args.subjects.clone()
     };
-    let date = std::process::Command::new("date")
-        .args(["-u", "+%Y-%m-%d %H:%M"])
-        .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
-        .unwrap_or_default();
-    println!("Host: {host}. Commit {}, {date} UTC.", commit());
+    println!(
+        "Host: {host}. Commit {}, {}.",
+        host::commit(),
+        host::utc_now()
+    );
     if host.is_busy() {
         println!(
             "Warning: the machine was busy at the start (load {:.2}).",
