@@ -26,6 +26,7 @@ pub struct Config {
     pub(crate) byte_cap: Option<usize>,
     pub(crate) initial_capacity: usize,
     pub(crate) conflict_budget: usize,
+    pub(crate) slab_limit: Option<usize>,
     pub(crate) id_mask: u64,
 }
 
@@ -36,6 +37,7 @@ impl Default for Config {
             byte_cap: None,
             initial_capacity: 0,
             conflict_budget: DEFAULT_CONFLICT_BUDGET,
+            slab_limit: None,
             id_mask: ID_MASK,
         }
     }
@@ -93,6 +95,24 @@ impl Config {
         self
     }
 
+    /// Holds each NC of the [optimistic strategy](crate::OptimisticStrategy)
+    /// to at most `slabs` slabs of strings. Its log stores strings in slabs
+    /// of 16 KiB, packed, so a string of more than about 8 KiB has its slab
+    /// to itself, and a larger one a slab of its size; a 32-bit position names at most
+    /// [`OptimisticStrategy::MAX_SLABS`](crate::OptimisticStrategy::MAX_SLABS)
+    /// slabs (262,143: about 4 GiB of strings below that size, or 262,143
+    /// strings above it), which is the limit with `None` (the default) and
+    /// the most any value gives. An intern that needs a slab past the limit
+    /// fails with [`Error::SlabsExhausted`](crate::Error::SlabsExhausted)
+    /// and stores nothing; the strings already there stay. Bound an NC by
+    /// [`byte_cap`](Self::byte_cap) first: this bound is for the layout's
+    /// own limit, and for tests that reach it. Other strategies have no
+    /// slabs and ignore it.
+    pub fn slab_limit(mut self, slabs: impl Into<Option<usize>>) -> Self {
+        self.slab_limit = slabs.into();
+        self
+    }
+
     /// **Testing only** (feature `test-util`, for this workspace's tests).
     /// Narrows the ids this db computes to `((get_id(bytes) - 1) & mask) +
     /// 1`, so that tests can produce id collisions on demand (real 50-bit
@@ -108,6 +128,7 @@ impl Config {
         ShardConfig {
             byte_cap: self.byte_cap.unwrap_or(usize::MAX),
             initial_capacity: self.initial_capacity,
+            slab_limit: self.slab_limit.unwrap_or(usize::MAX),
         }
     }
 }

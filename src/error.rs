@@ -46,6 +46,20 @@ pub enum Error {
         /// Bytes of string data that were to be stored.
         needed: usize,
     },
+    /// The NC's shard has as many slabs of strings as it may hold
+    /// ([`Config::slab_limit`](crate::Config::slab_limit); the optimistic
+    /// strategy's layout names at most
+    /// [`OptimisticStrategy::MAX_SLABS`](crate::OptimisticStrategy::MAX_SLABS)),
+    /// and the string needs a new one; nothing was stored. Strings that fit
+    /// the last slab's room may still be stored.
+    SlabsExhausted {
+        /// The NC whose shard is full.
+        nc: usize,
+        /// The limit reached, in slabs.
+        slabs: usize,
+        /// Bytes of string data that were to be stored.
+        needed: usize,
+    },
     /// The input is not valid UTF-8 where UTF-8 is required (the C ABI).
     InvalidUtf8,
     /// A db was configured with zero NCs; it needs at least one.
@@ -77,6 +91,11 @@ impl Error {
                 nc,
                 needed: bytes.len(),
             },
+            Refusal::SlabsExhausted { slabs } => Error::SlabsExhausted {
+                nc,
+                slabs,
+                needed: bytes.len(),
+            },
         }
     }
 }
@@ -101,6 +120,10 @@ impl fmt::Display for Error {
             Error::OutOfMemory { nc, needed } => write!(
                 f,
                 "out of memory storing {needed} bytes in NeuronCore {nc}'s shard"
+            ),
+            Error::SlabsExhausted { nc, slabs, needed } => write!(
+                f,
+                "NeuronCore {nc}'s shard has no slab left for {needed} bytes: it holds its limit of {slabs} slabs"
             ),
             Error::InvalidUtf8 => f.write_str("the input is not valid UTF-8"),
             Error::ZeroNcs => f.write_str("an InternedStringDb needs at least one NC"),

@@ -335,6 +335,57 @@ fn byte_cap_refuses_and_keeps_everything<S: Strategy>() {
     assert!(snapshot.contains(get_id(b"12345")) && snapshot.contains(get_id(b"abcde")));
 }
 
+/// `Config::slab_limit`: a strategy with slabs refuses a name that needs
+/// one past the limit with `SlabsExhausted`, a strategy without ignores
+/// it; either way nothing stored before is lost and the db goes on.
+fn slab_limit_refuses_with_its_own_error<S: Strategy>() {
+    let db: InternedStringDb<S> = InternedStringDb::with_config(Config::new().ncs(2).slab_limit(2));
+    // Each takes more than half a 16 KiB slab: two slabs hold two.
+    let names: Vec<Vec<u8>> = (0..4u8).map(|i| vec![b'a' + i; 9000]).collect();
+    let mut stored = Vec::new();
+    for name in &names {
+        match db.intern_bytes(0, name) {
+            Ok(id) => stored.push(id),
+            Err(error) => {
+                assert_eq!(
+                    error,
+                    Error::SlabsExhausted {
+                        nc: 0,
+                        slabs: 2,
+                        needed: 9000
+                    }
+                );
+                assert!(error.to_string().contains("limit of 2 slabs"), "{error}");
+            }
+        }
+    }
+    assert!(stored.len() >= 2, "the limit holds what fits it");
+    let small = db.intern(0, "fits the last slab's room").unwrap();
+    assert_eq!(db.intern_bytes(1, &[b'q'; 9000]).map(|_| ()), Ok(()), "per NC");
+    let snapshot = db.snapshot();
+    assert_eq!(snapshot.len(), stored.len() + 2);
+    for id in stored.iter().chain([&small]) {
+        assert!(snapshot.contains(*id));
+    }
+}
+
+#[test]
+fn the_optimistic_strategy_holds_its_slab_limit() {
+    let db: InternedStringDb = InternedStringDb::with_config(Config::new().ncs(1).slab_limit(2));
+    for i in 0..2u8 {
+        db.intern_bytes(0, &[b'a' + i; 9000]).unwrap();
+    }
+    assert!(matches!(
+        db.intern_bytes(0, &[b'z'; 9000]),
+        Err(Error::SlabsExhausted { slabs: 2, .. })
+    ));
+    assert_eq!(
+        interned_string_db::OptimisticStrategy::MAX_SLABS,
+        (1 << 18) - 1,
+        "a 32-bit position, 14 bits of it within a slab"
+    );
+}
+
 fn snapshot_iterates_in_id_order<S: Strategy>() {
     let db = db::<S>(4);
     let mut ids: Vec<u64> = (0..100)
@@ -438,6 +489,7 @@ for_each_strategy!(
     absurd_configs_are_errors,
     byte_cap_refuses_and_keeps_everything,
     snapshot_iterates_in_id_order,
+    slab_limit_refuses_with_its_own_error,
     reset_frees_everything,
     snapshot_while_eight_threads_intern,
 );

@@ -21,7 +21,7 @@ pub enum NRT_STATUS {
     NRT_INVALID = 2,
     /// The handle cannot be used now (an NC that is closed).
     NRT_INVALID_HANDLE = 3,
-    /// Out of memory, or a cap reached.
+    /// Out of memory, or a cap or slab limit reached.
     NRT_RESOURCE = 4,
 }
 
@@ -29,9 +29,10 @@ impl From<&Error> for NRT_STATUS {
     fn from(error: &Error) -> Self {
         match error {
             Error::NcClosed { .. } => NRT_STATUS::NRT_INVALID_HANDLE,
-            Error::CapReached { .. } | Error::OutOfMemory { .. } | Error::ConfigTooLarge { .. } => {
-                NRT_STATUS::NRT_RESOURCE
-            }
+            Error::CapReached { .. }
+            | Error::OutOfMemory { .. }
+            | Error::SlabsExhausted { .. }
+            | Error::ConfigTooLarge { .. } => NRT_STATUS::NRT_RESOURCE,
             _ => NRT_STATUS::NRT_INVALID,
         }
     }

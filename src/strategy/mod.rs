@@ -180,6 +180,10 @@ pub(crate) mod imp {
         pub byte_cap: usize,
         /// Entries the shard can hold before it first grows.
         pub initial_capacity: usize,
+        /// Slabs of log the shard may have, for a strategy whose storage is
+        /// slabs ([`OptimisticStrategy::MAX_SLABS`](crate::OptimisticStrategy::MAX_SLABS)
+        /// at most); `usize::MAX` for the most it can address.
+        pub slab_limit: usize,
     }
 
     /// Why a shard refused an insert.
@@ -198,6 +202,12 @@ pub(crate) mod imp {
         },
         /// Memory for the entry could not be allocated.
         OutOfMemory,
+        /// The shard holds as many slabs of strings as it may
+        /// ([`Config::slab_limit`](crate::Config::slab_limit)).
+        SlabsExhausted {
+            /// The limit reached.
+            slabs: usize,
+        },
     }
 
     /// Where a [`Key`]'s id comes from.

@@ -14,7 +14,7 @@ use super::imp::{
 };
 use super::parts::{check_cap, compare};
 use super::{Registered, Strategy};
-use crate::raw::{RawShard, WriteGuard};
+use crate::raw::{AppendError, RawShard, WriteGuard};
 
 /// The optimistic strategy: when the string is already in the NC's shard
 /// (the common case on a trace-emission path), `intern` takes no lock, does
@@ -38,6 +38,12 @@ use crate::raw::{RawShard, WriteGuard};
 /// for the memory orderings and the memory cost.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct OptimisticStrategy;
+
+impl OptimisticStrategy {
+    /// The most slabs of strings an NC's log can have (262,143): what a
+    /// 32-bit position names. See [`Config::slab_limit`](crate::Config::slab_limit).
+    pub const MAX_SLABS: usize = crate::raw::MAX_SLABS;
+}
 
 impl Strategy for OptimisticStrategy {
     const NAME: &'static str = "optimistic";
@@ -80,7 +86,7 @@ impl Shard for OptimisticShard {
 
     fn new(config: &ShardConfig) -> Result<Self, Refusal> {
         Ok(OptimisticShard {
-            raw: RawShard::try_new(config.initial_capacity, config.byte_cap)
+            raw: RawShard::try_new(config.initial_capacity, config.byte_cap, config.slab_limit)
                 .map_err(|_| Refusal::OutOfMemory)?,
         })
     }
@@ -328,6 +334,11 @@ fn register_locked(
     check_cap(writer.bytes(), shard.raw.byte_cap(), bytes.len())?;
     writer
         .insert_hashed(id, bytes, by_bytes)
-        .map_err(|_| Refusal::OutOfMemory)?;
+        .map_err(|refused| match refused {
+            AppendError::OutOfMemory => Refusal::OutOfMemory,
+            AppendError::Full => Refusal::SlabsExhausted {
+                slabs: writer.slab_limit(),
+            },
+        })?;
     Ok(Registered::Inserted)
 }

@@ -55,8 +55,25 @@ const OFFSET_BITS: u32 = 14;
 const _: () = assert!(SLAB_BYTES < 1 << OFFSET_BITS);
 
 /// Slabs a log may have: what a [`Ref`] can name, less one so that the
-/// position after the last slab still fits in 32 bits.
-const MAX_SLABS: usize = (1 << (32 - OFFSET_BITS)) - 1;
+/// position after the last slab still fits in 32 bits (262,143). A writer
+/// may be held to fewer ([`LogWriter::limit_slabs`]).
+pub(crate) const MAX_SLABS: usize = (1 << (32 - OFFSET_BITS)) - 1;
+
+/// Why [`Log::append`] stored nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum AppendError {
+    /// Memory could not be allocated.
+    OutOfMemory,
+    /// The record needs a new slab and the log has as many as its writer
+    /// allows.
+    Full,
+}
+
+impl From<AllocError> for AppendError {
+    fn from(_: AllocError) -> AppendError {
+        AppendError::OutOfMemory
+    }
+}
 
 /// Where a record lives: its slab, and the distance from the slab's top
 /// down to the record's start (from 1). Also a log position: the slab, and
@@ -235,7 +252,6 @@ struct Slab {
 }
 
 /// What only the writer touches.
-#[derive(Default)]
 pub(crate) struct LogWriter {
     /// Every slab, in order (what the directory's entries point to, owned).
     slabs: Vec<Slab>,
@@ -245,6 +261,34 @@ pub(crate) struct LogWriter {
     retired_dirs: Vec<SlabDir>,
     /// The depth of the newest slab's low-water mark, if it has room left.
     tail: Option<usize>,
+    /// The most slabs the log may have, at most [`MAX_SLABS`].
+    slab_limit: usize,
+}
+
+impl Default for LogWriter {
+    fn default() -> LogWriter {
+        LogWriter {
+            slabs: Vec::new(),
+            dir: None,
+            retired_dirs: Vec::new(),
+            tail: None,
+            slab_limit: MAX_SLABS,
+        }
+    }
+}
+
+impl LogWriter {
+    /// Holds the log to at most `slabs` slabs (and never more than
+    /// [`MAX_SLABS`]); appends that need another then fail as
+    /// [`AppendError::Full`].
+    pub(crate) fn limit_slabs(&mut self, slabs: usize) {
+        self.slab_limit = slabs.min(MAX_SLABS);
+    }
+
+    /// The most slabs the log may have.
+    pub(crate) fn slab_limit(&self) -> usize {
+        self.slab_limit
+    }
 }
 
 // SAFETY: the directories are blocks of atomics shared with readers by the
@@ -363,14 +407,15 @@ impl Log {
 
     /// Appends the record of `(id, bytes)` and returns where it is. The
     /// record is not published: the caller makes it reachable, then calls
-    /// [`publish`](Self::publish). [`AllocError`] if memory ran out or the
-    /// log cannot address another slab (nothing changed).
+    /// [`publish`](Self::publish). Refuses (nothing changed) if memory ran
+    /// out, or if the record needs a new slab and the log has as many as
+    /// its writer allows ([`AppendError::Full`]).
     pub(crate) fn append(
         &self,
         writer: &mut LogWriter,
         id: u64,
         bytes: &[u8],
-    ) -> Result<Ref, AllocError> {
+    ) -> Result<Ref, AppendError> {
         let size = record::record_size(id, bytes.len()).ok_or(AllocError)?;
         let layout = Layout::from_size_align(size, 1).map_err(|_| AllocError)?;
         let (slab, used) = match writer.tail {
@@ -419,11 +464,11 @@ impl Log {
 
     /// Opens a new slab for a record of `size` bytes (of [`SLAB_BYTES`], or
     /// of `size` if larger), closing the current one. Refuses if memory ran
-    /// out or the log has no room for another slab.
-    fn new_slab(&self, writer: &mut LogWriter, size: usize) -> Result<usize, AllocError> {
+    /// out or the log has as many slabs as its writer allows.
+    fn new_slab(&self, writer: &mut LogWriter, size: usize) -> Result<usize, AppendError> {
         let slab = writer.slabs.len();
-        if slab >= MAX_SLABS {
-            return Err(AllocError);
+        if slab >= writer.slab_limit {
+            return Err(AppendError::Full);
         }
         writer.slabs.try_reserve(1).map_err(|_| AllocError)?;
         writer.retired_dirs.try_reserve(1).map_err(|_| AllocError)?;

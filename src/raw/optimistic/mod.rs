@@ -22,4 +22,5 @@ mod shard;
 mod table;
 mod witness;
 
+pub(crate) use self::log::{AppendError, MAX_SLABS};
 pub(crate) use self::shard::{RawShard, WriteGuard};

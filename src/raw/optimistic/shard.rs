@@ -33,7 +33,7 @@ use core::ptr;
 
 use super::blocks::TableWriter;
 use super::by_id::{IdMap, IdSide};
-use super::log::{Log, LogWriter, Ref};
+use super::log::{AppendError, Log, LogWriter, Ref, MAX_SLABS};
 use super::record::Entry;
 use super::table::Table;
 use crate::raw::alloc::{try_box, AllocError};
@@ -88,10 +88,18 @@ pub(crate) struct RawShard {
 
 impl RawShard {
     /// An empty, open shard with room for `capacity` entries before its
-    /// index first grows, and a byte cap for its owner to check. With a capacity of 0 it allocates nothing until the
-    /// first insert; otherwise it allocates the index now, and refuses if
-    /// the allocation fails or the capacity is past what an index can hold.
-    pub(crate) fn try_new(capacity: usize, byte_cap: usize) -> Result<Self, AllocError> {
+    /// index first grows, a byte cap for its owner to check, and at most
+    /// `slab_limit` slabs of log (never more than [`MAX_SLABS`]; inserts
+    /// past it fail as [`AppendError::Full`]). With a capacity of 0 and no
+    /// lower slab limit it allocates nothing until the first insert;
+    /// otherwise it allocates the writer (and the index) now, and refuses
+    /// if the allocation fails or the capacity is past what an index can
+    /// hold.
+    pub(crate) fn try_new(
+        capacity: usize,
+        byte_cap: usize,
+        slab_limit: usize,
+    ) -> Result<Self, AllocError> {
         let shard = RawShard {
             hot: Hot {
                 table: Table::new(),
@@ -106,10 +114,13 @@ impl RawShard {
             capacity,
             byte_cap,
         };
-        if capacity > 0 {
+        if capacity > 0 || slab_limit < MAX_SLABS {
             let mut guard = shard.write();
             let writer = guard.writer_mut()?;
-            shard.hot.table.init(&mut writer.table, capacity)?;
+            writer.log.limit_slabs(slab_limit);
+            if capacity > 0 {
+                shard.hot.table.init(&mut writer.table, capacity)?;
+            }
             drop(guard);
         }
         Ok(shard)
@@ -118,7 +129,7 @@ impl RawShard {
     /// [`try_new`](Self::try_new), for tests.
     #[cfg(test)]
     pub(crate) fn new(capacity: usize) -> Self {
-        Self::try_new(capacity, usize::MAX).expect("allocates nothing")
+        Self::try_new(capacity, usize::MAX, MAX_SLABS).expect("allocates nothing")
     }
 
     /// The byte cap given to [`try_new`](Self::try_new).
@@ -492,6 +503,11 @@ impl<'a> WriteGuard<'a> {
         self.shard.bytes()
     }
 
+    /// The most slabs the log may have ([`RawShard::try_new`]).
+    pub(crate) fn slab_limit(&self) -> usize {
+        self.writer.as_ref().map_or(MAX_SLABS, |writer| writer.log.slab_limit())
+    }
+
     /// The writer's state, made on first use.
     #[inline]
     fn writer_mut(&mut self) -> Result<&mut Writer, AllocError> {
@@ -526,7 +542,7 @@ impl<'a> WriteGuard<'a> {
         id: u64,
         bytes: &[u8],
         id_is_hash: bool,
-    ) -> Result<(), AllocError> {
+    ) -> Result<(), AppendError> {
         let by_bytes = id_is_hash.then(|| self.shard.bytes_hash(bytes));
         self.insert_hashed(id, bytes, by_bytes)
     }
@@ -537,15 +553,15 @@ impl<'a> WriteGuard<'a> {
     /// that the by-bytes table does not hold `bytes` (a miss), or, for a
     /// synchronous outcome, that no entry holds `id`
     /// ([`find_by_id`](Self::find_by_id)); an entry whose id an earlier
-    /// one holds is found when the by-id map is next settled. On an
-    /// allocation failure the shard is unchanged (what the index needs is
-    /// allocated first).
+    /// one holds is found when the by-id map is next settled. On a refusal
+    /// (memory, or a log with no slab left: [`AppendError`]) the shard is
+    /// unchanged (what the index needs is allocated first).
     pub(crate) fn insert_hashed(
         &mut self,
         id: u64,
         bytes: &[u8],
         by_bytes: Option<u64>,
-    ) -> Result<(), AllocError> {
+    ) -> Result<(), AppendError> {
         debug_assert!(by_bytes.is_none_or(|hash| hash == self.shard.bytes_hash(bytes)));
         let shard = self.shard;
         self.writer_mut()?;

@@ -104,6 +104,36 @@ fn records_of_every_size_across_slabs() {
     assert_eq!(shard.for_each_since(at, |_| panic!("nothing new")), at);
 }
 
+/// A shard held to two slabs: a record that needs a third is refused as
+/// `Full` and leaves the shard as it was; records that fit the last slab's
+/// room are still stored; a refused name stored nowhere is found nowhere.
+#[test]
+fn a_slab_limit_refuses_only_what_needs_another_slab() {
+    use crate::raw::sizes::SLAB_BYTES;
+    let shard = RawShard::try_new(0, usize::MAX, 2).unwrap();
+    assert_eq!(shard.write().slab_limit(), 2);
+    let big = |i: u8| vec![b'a' + i; SLAB_BYTES / 2 + 100];
+    shard.write().insert(1, &big(1), true).unwrap();
+    shard.write().insert(2, &big(2), true).unwrap();
+    assert_eq!(
+        shard.write().insert(3, &big(3), true),
+        Err(AppendError::Full)
+    );
+    assert!(shard.find_by_bytes(&big(3)).is_none());
+    assert!(shard.find_by_id(3).is_none());
+    assert_eq!((shard.len(), shard.bytes()), (2, 2 * big(1).len()));
+    shard.write().insert(4, b"fits the room left", true).unwrap();
+    assert_eq!(shard.find_by_bytes(b"fits the room left").unwrap().id(), 4);
+    settle(&shard);
+    let mut ids = Vec::new();
+    shard.for_each(|e| ids.push(e.id()));
+    ids.sort_unstable();
+    assert_eq!(ids, [1, 2, 4]);
+    // The layout's own limit is the most a shard may be given.
+    let shard = RawShard::try_new(0, usize::MAX, usize::MAX).unwrap();
+    assert_eq!(shard.write().slab_limit(), MAX_SLABS);
+}
+
 #[test]
 fn caller_ids_are_not_indexed_by_bytes() {
     let shard = RawShard::new(0);
