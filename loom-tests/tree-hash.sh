@@ -5,6 +5,9 @@
 # loom-tests/verified.sha256, which holds this hash for the tree the mutants
 # last passed on (loom-tests/verify.sh writes it; .ci/loom.sh compares).
 set -euo pipefail
+# One byte order for file names, whatever the host's locale: the hash
+# must not depend on where it is computed.
+export LC_ALL=C
 cd "$(dirname "$0")/.."
 git ls-files -z --cached --others --exclude-standard -- src/raw loom-tests \
     | sort -zu \
