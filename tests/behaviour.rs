@@ -361,7 +361,11 @@ fn slab_limit_refuses_with_its_own_error<S: Strategy>() {
     }
     assert!(stored.len() >= 2, "the limit holds what fits it");
     let small = db.intern(0, "fits the last slab's room").unwrap();
-    assert_eq!(db.intern_bytes(1, &[b'q'; 9000]).map(|_| ()), Ok(()), "per NC");
+    assert_eq!(
+        db.intern_bytes(1, &[b'q'; 9000]).map(|_| ()),
+        Ok(()),
+        "per NC"
+    );
     let snapshot = db.snapshot();
     assert_eq!(snapshot.len(), stored.len() + 2);
     for id in stored.iter().chain([&small]) {

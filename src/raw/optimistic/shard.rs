@@ -505,7 +505,9 @@ impl<'a> WriteGuard<'a> {
 
     /// The most slabs the log may have ([`RawShard::try_new`]).
     pub(crate) fn slab_limit(&self) -> usize {
-        self.writer.as_ref().map_or(MAX_SLABS, |writer| writer.log.slab_limit())
+        self.writer
+            .as_ref()
+            .map_or(MAX_SLABS, |writer| writer.log.slab_limit())
     }
 
     /// The writer's state, made on first use.

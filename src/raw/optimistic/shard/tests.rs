@@ -122,7 +122,10 @@ fn a_slab_limit_refuses_only_what_needs_another_slab() {
     assert!(shard.find_by_bytes(&big(3)).is_none());
     assert!(shard.find_by_id(3).is_none());
     assert_eq!((shard.len(), shard.bytes()), (2, 2 * big(1).len()));
-    shard.write().insert(4, b"fits the room left", true).unwrap();
+    shard
+        .write()
+        .insert(4, b"fits the room left", true)
+        .unwrap();
     assert_eq!(shard.find_by_bytes(b"fits the room left").unwrap().id(), 4);
     settle(&shard);
     let mut ids = Vec::new();
