@@ -22,7 +22,7 @@ typedef enum NRT_STATUS {
   NRT_INVALID = 2,
   // The handle cannot be used now (an NC that is closed).
   NRT_INVALID_HANDLE = 3,
-  // Out of memory, or a cap reached.
+  // Out of memory, or a cap or slab limit reached.
   NRT_RESOURCE = 4,
 } NRT_STATUS;
 
