@@ -187,12 +187,12 @@ fn magic_version_flags_and_trailing_bytes() {
     let good = encoded(&sample());
     let err = read_err(b"PK\x03\x04 definitely a zip file, not a snapshot.........");
     assert!(matches!(err.problem(), LoadProblem::BadMagic) && err.offset() == 0);
-    let mut v2 = good.clone();
-    v2[8] = 2;
-    let err = read_err(&v2);
-    assert!(matches!(err.problem(), LoadProblem::UnsupportedVersion(2)));
+    let mut v3 = good.clone();
+    v3[8] = 3;
+    let err = read_err(&v3);
+    assert!(matches!(err.problem(), LoadProblem::UnsupportedVersion(3)));
     assert_eq!(err.offset(), 8);
-    assert!(err.to_string().contains("version 2"), "{err}");
+    assert!(err.to_string().contains("version 3"), "{err}");
     let mut flagged = forge([0; 4], &[], &[]);
     flagged[12] = 1;
     let header_crc = crc32fast::hash(&flagged[..60]);

@@ -6,22 +6,10 @@ use std::fs::{self, File};
 use std::io::{self, BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
+use super::format::{self, Header, HEADER_LEN, MAGIC, VERSION_1, VERSION_2};
 use super::Snapshot;
-use crate::conflict::Conflict;
+use crate::conflict::{Conflict, ConflictRef};
 
-/// The file's first 8 bytes.
-const MAGIC: [u8; 8] = *b"ISDBSNAP";
-/// The format version this crate writes and reads.
-const VERSION: u32 = 1;
-/// Bytes before the first section: magic, version, flags, four counts,
-/// reserved zeros, and the header's checksum.
-const HEADER_LEN: u64 = 64;
-/// An entry record: id and length.
-const ENTRY_RECORD: u64 = 16;
-/// A conflict record before its two strings: id and two lengths.
-const CONFLICT_RECORD: u64 = 24;
-/// A section's checksum.
-const CHECKSUM_LEN: u64 = 4;
 /// Items reserved up front, whatever the header claims: beyond it, vectors
 /// grow only as data arrives (a file's length does not bound what it holds
 /// in memory: a sparse file is any length with no bytes behind it).
@@ -87,6 +75,11 @@ pub enum LoadProblem {
 }
 
 impl LoadError {
+    /// `problem`, found at `offset`.
+    pub(super) fn new(offset: u64, problem: LoadProblem) -> LoadError {
+        LoadError { offset, problem }
+    }
+
     /// The byte offset at which the problem was found.
     pub fn offset(&self) -> u64 {
         self.offset
@@ -106,7 +99,10 @@ impl fmt::Display for LoadError {
             LoadProblem::Truncated(what) => write!(f, "the file ends inside {what}"),
             LoadProblem::BadMagic => write!(f, "not a snapshot file (bad magic)"),
             LoadProblem::UnsupportedVersion(v) => {
-                write!(f, "format version {v} is not supported (this reads {VERSION})")
+                write!(
+                    f,
+                    "format version {v} is not supported (this reads {VERSION_1} and {VERSION_2})"
+                )
             }
             LoadProblem::UnknownFlags => write!(f, "flags or reserved bytes are set"),
             LoadProblem::ChecksumMismatch {
@@ -281,25 +277,41 @@ fn grow<T>(items: &mut Vec<T>, more: usize) -> Result<(), LoadProblem> {
 }
 
 /// Pushes `item` onto `items`, growing it fallibly.
-fn push<T>(items: &mut Vec<T>, item: T) -> Result<(), LoadProblem> {
+pub(super) fn push<T>(items: &mut Vec<T>, item: T) -> Result<(), LoadProblem> {
     grow(items, 1)?;
     items.push(item);
     Ok(())
 }
 
 impl Snapshot {
-    /// Writes the snapshot in the format of `docs/snapshot-format.md`.
+    /// Writes the snapshot in the format of `docs/snapshot-format.md`, its
+    /// version 2.
     ///
     /// # Errors
     ///
     /// Those of `out`.
     pub fn write_to(&self, out: impl Write) -> io::Result<()> {
+        self.write_version(out, VERSION_2)
+    }
+
+    /// Writes the snapshot in the format's version 1 (records of id and
+    /// length), which this crate no longer writes otherwise: for this
+    /// workspace's tests and fuzz targets, which check that a version 1
+    /// file read is exactly the encoding of what was read (a test hook:
+    /// feature `test-util`).
+    #[cfg(feature = "test-util")]
+    #[doc(hidden)]
+    pub fn write_v1_to(&self, out: impl Write) -> io::Result<()> {
+        self.write_version(out, VERSION_1)
+    }
+
+    fn write_version(&self, out: impl Write, version: u32) -> io::Result<()> {
         let mut w = Checksummed {
             inner: out,
             crc: crc32fast::Hasher::new(),
         };
         w.put(&MAGIC)?;
-        w.put(&VERSION.to_le_bytes())?;
+        w.put(&version.to_le_bytes())?;
         w.put(&0u32.to_le_bytes())?; // flags
         w.put_u64(self.len() as u64)?;
         w.put_u64(self.bytes.len() as u64)?;
@@ -310,7 +322,11 @@ impl Snapshot {
         let mut start = 0;
         for (&id, &end) in self.ids.iter().zip(&self.ends) {
             w.put_u64(id)?;
-            w.put_u64((end - start) as u64)?;
+            w.put_u64(if version == VERSION_1 {
+                end - start
+            } else {
+                end
+            } as u64)?;
             start = end;
         }
         w.put(&self.bytes)?;
@@ -463,58 +479,25 @@ fn read(input: impl Read, length: Option<u64>) -> Result<Snapshot, LoadError> {
         offset: 0,
         crc: crc32fast::Hasher::new(),
     };
-    // A short file that does not start like a snapshot is not one, rather
-    // than a truncated one.
-    let mut magic = Vec::new();
-    let truncated = src.bytes_into(MAGIC.len() as u64, &mut magic, "the header");
-    if !MAGIC.starts_with(&magic) {
-        return Err(LoadError {
-            offset: 0,
-            problem: LoadProblem::BadMagic,
-        });
-    }
-    truncated?;
-    let mut word = [0; 4];
-    src.take(&mut word, "the header")?;
-    let version = u32::from_le_bytes(word);
-    if version != VERSION {
-        return Err(LoadError {
-            offset: 8,
-            problem: LoadProblem::UnsupportedVersion(version),
-        });
-    }
-    src.take(&mut word, "the header")?;
-    let flags = u32::from_le_bytes(word);
-    let entries = src.u64("the header")?;
-    let string_bytes = src.u64("the header")?;
-    let conflicts = src.u64("the header")?;
-    let conflicts_dropped = src.u64("the header")?;
-    let mut reserved = [0; 12];
-    src.take(&mut reserved, "the header")?;
-    src.end_section("header")?;
-    if flags != 0 || reserved != [0; 12] {
-        return Err(LoadError {
-            offset: if flags != 0 { 12 } else { 48 },
-            problem: LoadProblem::UnknownFlags,
-        });
-    }
+    let mut head = Vec::new();
+    let read = src.bytes_into(HEADER_LEN, &mut head, "the header");
+    let header = match Header::parse(&head) {
+        Err(e) if matches!(e.problem(), LoadProblem::BadMagic) => return Err(e),
+        // Read whole, or the reading's own error (`Truncated`, `Io`).
+        parsed => read.and(parsed)?,
+    };
+    // The header's checksum is checked: the next section's starts here.
+    src.crc = crc32fast::Hasher::new();
     if let Some(length) = length {
-        let needed = [
-            entries.checked_mul(ENTRY_RECORD),
-            Some(string_bytes),
-            conflicts.checked_mul(CONFLICT_RECORD),
-            Some(HEADER_LEN + 2 * CHECKSUM_LEN),
-        ]
-        .into_iter()
-        .try_fold(0u64, |sum, part| sum.checked_add(part?))
-        .unwrap_or(u64::MAX);
-        if needed > length {
-            return Err(LoadError {
-                offset: 16,
-                problem: LoadProblem::CountsExceedFile { needed, length },
-            });
-        }
+        header.check_fits(length)?;
     }
+    let Header {
+        entries,
+        string_bytes,
+        conflicts,
+        conflicts_dropped,
+        ..
+    } = header;
     // Nothing is reserved for what the counts claim: a file passing the
     // check above may still be sparse.
     let mut snapshot = Snapshot {
@@ -528,22 +511,17 @@ fn read(input: impl Read, length: Option<u64>) -> Result<Snapshot, LoadError> {
     for _ in 0..entries {
         let at = src.offset;
         let id = src.u64("the entry records")?;
-        let len = src.u64("the entry records")?;
+        let field = src.u64("the entry records")?;
         if snapshot.ids.last().is_some_and(|&last| last >= id) {
             return Err(LoadError {
                 offset: at,
                 problem: LoadProblem::Unsorted(id),
             });
         }
-        end = match end.checked_add(len) {
-            Some(end) if end <= string_bytes => end,
-            _ => {
-                return Err(LoadError {
-                    offset: at + 8,
-                    problem: LoadProblem::LengthsDisagree,
-                })
-            }
-        };
+        end = header.record_end(end, field).ok_or(LoadError {
+            offset: at + 8,
+            problem: LoadProblem::LengthsDisagree,
+        })?;
         let oom = |problem| LoadError {
             offset: at,
             problem,
@@ -577,11 +555,14 @@ fn read(input: impl Read, length: Option<u64>) -> Result<Snapshot, LoadError> {
             kept: kept.into(),
             rejected: rejected.into(),
         };
-        let in_order = list.last().is_none_or(|last| *last < conflict);
-        let agrees = snapshot
-            .get(id)
-            .is_none_or(|entry| *entry == *conflict.kept);
-        if !in_order || !agrees || conflict.kept == conflict.rejected {
+        fn view(c: &Conflict) -> ConflictRef<'_> {
+            ConflictRef {
+                id: c.id,
+                kept: &c.kept,
+                rejected: &c.rejected,
+            }
+        }
+        if !format::conflict_follows(list.last().map(view), view(&conflict), snapshot.get(id)) {
             return Err(LoadError {
                 offset: at,
                 problem: LoadProblem::BadConflict(id),

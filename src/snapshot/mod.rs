@@ -3,6 +3,7 @@
 mod build;
 mod cursor;
 mod file;
+mod format;
 
 pub(crate) use self::build::Builder;
 pub use self::cursor::Cursor;
