@@ -188,7 +188,10 @@ pub use error::{BatchError, Error};
 pub use global::global;
 pub use handle::NcHandle;
 pub use id::{get_id, get_id_const, ID_MASK, INVALID_ID, MAX_ID};
-pub use snapshot::{Cursor, Iter, LoadError, LoadProblem, Snapshot};
+pub use snapshot::{
+    Cursor, Iter, LoadError, LoadProblem, MappedConflict, MappedConflicts, MappedIter,
+    MappedSnapshot, Snapshot,
+};
 #[cfg(not(interner_loom))]
 pub use static_name::StaticName;
 // The strategies, the trait and, for this workspace's own tests (feature

@@ -27,6 +27,7 @@ mod alloc;
 mod bytes;
 #[cfg(feature = "lock-free")]
 mod lock_free;
+pub(crate) mod mapping;
 mod once_box;
 mod optimistic;
 mod sizes;

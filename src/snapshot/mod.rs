@@ -4,10 +4,12 @@ mod build;
 mod cursor;
 mod file;
 mod format;
+mod mapped;
 
 pub(crate) use self::build::Builder;
 pub use self::cursor::Cursor;
 pub use self::file::{LoadError, LoadProblem};
+pub use self::mapped::{MappedConflict, MappedConflicts, MappedIter, MappedSnapshot};
 
 use crate::conflict::Conflict;
 
