@@ -2,6 +2,7 @@
 //! files: merge them, dump them, export them to Parquet.
 
 mod export;
+mod get;
 mod output;
 
 use std::ffi::OsString;
@@ -24,6 +25,7 @@ const USAGE: &str = "\
 stringdb id [STRING]...
        stringdb merge -o OUT IN...
        stringdb dump IN
+       stringdb get IN ID...
        stringdb export [--lossy] -o OUT.parquet IN...
        stringdb --help | --version";
 
@@ -86,6 +88,19 @@ enum Command {
         /// A snapshot file.
         input: PathBuf,
     },
+    /// Print `<id><TAB><name>` for each ID, in order, reading the snapshot
+    /// file in place (mapped): only its header and what each lookup reads,
+    /// so a few names out of a large file cost a few reads. An ID the file
+    /// does not hold is an error (exit status 1, the id named, nothing
+    /// printed), as is a bad file; the file's checksums are not checked
+    /// (`stringdb dump` checks them).
+    Get {
+        /// A snapshot file.
+        input: PathBuf,
+        /// Ids (decimal) to print the names of.
+        #[arg(required = true)]
+        ids: Vec<u64>,
+    },
     /// Merge snapshot files and write a Parquet file with columns `id`
     /// (unsigned 64-bit) and `name` (UTF-8 string), sorted by id.
     Export {
@@ -131,6 +146,7 @@ fn main() -> ExitCode {
         Command::Id { strings } => finish_io(ids_of_args(&strings)),
         Command::Merge { output, inputs } => merge(&output, &inputs),
         Command::Dump { input } => dump(&input),
+        Command::Get { input, ids } => get::get(&input, &ids),
         Command::Export {
             output,
             lossy,

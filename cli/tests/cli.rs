@@ -364,3 +364,38 @@ fn a_sparse_file_claiming_huge_counts_fails_cleanly() {
         fs::remove_file(&path).unwrap();
     }
 }
+
+#[test]
+fn get_prints_names_of_ids_from_the_mapped_file() {
+    let dir = scratch("get");
+    let file = dir.join("dict.isdb");
+    host_file(&file, &["model", "héllo"], &[(7, b"\xffseven")]);
+    let (model, hello) = (get_id(b"model"), get_id("héllo".as_bytes()));
+    let r = run(&os(&[
+        &"get",
+        &file,
+        &hello.to_string(),
+        &"7",
+        &model.to_string(),
+    ]));
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let expected = format!("{hello}\théllo\n7\t\u{fffd}seven\n{model}\tmodel\n");
+    assert_eq!(String::from_utf8_lossy(&r.stdout), expected);
+    // An absent id: an error naming it, nothing printed.
+    let r = run(&os(&[&"get", &file, &model.to_string(), &"8"]));
+    assert_eq!(r.code, Some(1));
+    assert!(r.stdout.is_empty());
+    assert!(r.stderr.contains("id 8 is not in the file"), "{}", r.stderr);
+    assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
+    // A bad file, and a missing one: a one-line error.
+    let bad = dir.join("bad.isdb");
+    fs::write(&bad, b"ISDBSNAP short").unwrap();
+    for path in [bad, dir.join("missing.isdb")] {
+        let r = run(&os(&[&"get", &path, &"7"]));
+        assert_eq!(r.code, Some(1));
+        assert!(r.stderr.starts_with("stringdb: "), "{}", r.stderr);
+        assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
+    }
+    // Not a number: a usage error.
+    assert_eq!(run(&os(&[&"get", &file, &"x"])).code, Some(2));
+}
