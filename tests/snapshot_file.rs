@@ -45,17 +45,10 @@ fn read_err(bytes: &[u8]) -> LoadError {
 /// A file whose sections are as given, with correct checksums: to reach the
 /// checks behind them.
 fn forge(header_counts: [u64; 4], entries: &[u8], conflicts: &[u8]) -> Vec<u8> {
-    let mut file = common::file_header(header_counts);
-    for section in [entries, conflicts] {
-        file.extend_from_slice(section);
-        file.extend_from_slice(&crc32fast::hash(section).to_le_bytes());
-    }
-    file
+    common::forged_file(common::file_header(header_counts), entries, conflicts)
 }
 
-fn record(id: u64, len: u64) -> Vec<u8> {
-    [id.to_le_bytes(), len.to_le_bytes()].concat()
-}
+use common::entry_record as record;
 
 #[test]
 fn round_trip_through_a_stream_and_a_file() {

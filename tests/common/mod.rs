@@ -107,4 +107,34 @@ pub(crate) fn name(thread: usize, i: usize) -> String {
 #[allow(dead_code)]
 mod snapshot_header;
 #[allow(unused_imports)]
-pub(crate) use snapshot_header::file_header;
+pub(crate) use snapshot_header::{file_header, file_header_of_version};
+
+/// A snapshot file of `header` followed by the `entries` and `conflicts`
+/// sections, each with its right checksum: to reach the checks behind them.
+#[allow(dead_code)]
+pub(crate) fn forged_file(header: Vec<u8>, entries: &[u8], conflicts: &[u8]) -> Vec<u8> {
+    let mut file = header;
+    for section in [entries, conflicts] {
+        file.extend_from_slice(section);
+        file.extend_from_slice(&crc32fast::hash(section).to_le_bytes());
+    }
+    file
+}
+
+/// An entry record: an id, and a length (version 1) or an end (version 2).
+#[allow(dead_code)]
+pub(crate) fn entry_record(id: u64, field: u64) -> Vec<u8> {
+    [id.to_le_bytes(), field.to_le_bytes()].concat()
+}
+
+/// Whether `problem` is one a reader meets first in the zeros of a sparse
+/// file's hole: an id 0 repeated, lengths that do not add up, a conflict
+/// that rejects its kept bytes.
+#[allow(dead_code)]
+pub(crate) fn found_in_a_hole(problem: &interned_string_db::LoadProblem) -> bool {
+    use interned_string_db::LoadProblem;
+    matches!(
+        problem,
+        LoadProblem::Unsorted(0) | LoadProblem::LengthsDisagree | LoadProblem::BadConflict(0)
+    )
+}
