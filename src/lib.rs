@@ -85,6 +85,10 @@
 //! assert_eq!(compat.intern(0, "a"), Ok(933183196555764));
 //! ```
 //!
+//! A large snapshot file read for a few names need not be loaded:
+//! [`MappedSnapshot`] maps it, checks its header, and reads only what each
+//! lookup needs (`verify` checks the rest on demand).
+//!
 //! Many names at once go through
 //! [`intern_batch`](InternedStringDb::intern_batch), which looks them up with
 //! their cache misses overlapped:
