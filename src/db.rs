@@ -10,7 +10,7 @@ use crate::error::Error;
 use crate::id::get_id;
 use crate::nc::{self, NcContext, NcSlot, NcWalk};
 use crate::snapshot::{Builder, Cursor, Snapshot};
-use crate::strategy::imp::{ConflictSink, FastPath, IdSource, Key, Shard, ShardStats};
+use crate::strategy::shard::{ConflictSink, FastPath, IdSource, Key, Shard, ShardStats};
 use crate::strategy::{DefaultStrategy, Registered, Strategy};
 use crate::sync::{self, RwLock};
 

@@ -2,7 +2,7 @@
 
 use crate::conflict::ConflictLog;
 use crate::raw::OnceBox;
-use crate::strategy::imp::{Refusal, Shard, ShardConfig, ShardStats};
+use crate::strategy::shard::{Refusal, Shard, ShardConfig, ShardStats};
 use crate::strategy::Strategy;
 
 /// An NC's place in the db: its context, made by the first call that writes

@@ -4,10 +4,10 @@
 
 use arc_swap::ArcSwap;
 
-use super::imp::{
+use super::parts::{check_cap, intern_by_id, try_copy, Found, IdMap, OpenFlag};
+use super::shard::{
     ConflictSink, FastPath, Interned, Key, Refusal, Sealed, Shard, ShardConfig, ShardStats,
 };
-use super::parts::{check_cap, intern_by_id, try_copy, Found, IdMap, OpenFlag};
 use super::Strategy;
 use crate::sync::{self, Arc, Mutex};
 

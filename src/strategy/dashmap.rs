@@ -4,10 +4,10 @@
 use dashmap::mapref::entry::Entry;
 use dashmap::DashMap;
 
-use super::imp::{
+use super::parts::{intern_by_id, try_copy, ByteBudget, Found, IdMap, OpenFlag};
+use super::shard::{
     ConflictSink, FastPath, Interned, Key, Refusal, Sealed, Shard, ShardConfig, ShardStats,
 };
-use super::parts::{intern_by_id, try_copy, ByteBudget, Found, IdMap, OpenFlag};
 use super::Strategy;
 use crate::sync::{self, Mutex, OnceLock};
 

@@ -1,9 +1,9 @@
 //! The lock-free strategy: no mutex anywhere, misses included.
 
-use super::imp::{
+use super::parts::{intern_by_id, ByteBudget, Found, IdMap, OpenFlag};
+use super::shard::{
     ConflictSink, FastPath, Interned, Key, Refusal, Sealed, Shard, ShardConfig, ShardStats,
 };
-use super::parts::{intern_by_id, ByteBudget, Found, IdMap, OpenFlag};
 use super::Strategy;
 use crate::raw::{Inserted, RawLockFreeShard};
 

@@ -16,10 +16,10 @@
 
 use core::ops::{Deref, DerefMut};
 
-use super::imp::{
+use super::parts::{check_cap, intern_by_id, try_copy, Found, IdMap};
+use super::shard::{
     ConflictSink, FastPath, Interned, Key, Refusal, Sealed, Shard, ShardConfig, ShardStats,
 };
-use super::parts::{check_cap, intern_by_id, try_copy, Found, IdMap};
 use super::Strategy;
 use crate::sync;
 

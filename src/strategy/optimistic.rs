@@ -8,11 +8,11 @@
 //! else: resolving ids under its shared lock, finding conflicts, and
 //! synchronous outcomes under the NC's writer lock.
 
-use super::imp::{
+use super::parts::{check_cap, compare};
+use super::shard::{
     lookup_by_id, ConflictSink, FastPath, IdSource, Interned, Key, LineAligned, Misses, Refusal,
     Sealed, Shard, ShardConfig, ShardStats,
 };
-use super::parts::{check_cap, compare};
 use super::{Registered, Strategy};
 use crate::raw::{RawShard, WriteGuard};
 

@@ -3,7 +3,7 @@
 //! open flag and a byte budget for strategies with no lock around their
 //! state, fallible copies, and byte-cap checks.
 
-use super::imp::{ConflictSink, Interned, Key, Refusal};
+use super::shard::{ConflictSink, Interned, Key, Refusal};
 use super::Registered;
 use crate::sync::{AtomicBool, AtomicUsize, Ordering};
 
