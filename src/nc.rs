@@ -30,6 +30,17 @@ pub(crate) struct NcContext<S: Strategy> {
     _align: [<S::Shard as Shard>::ContextAlign; 0],
 }
 
+// The optimistic strategy's context: two lines with the NC's conflict
+// log, what hits read starting a line, and the rest. 256 NCs hold one
+// each. (Loom's atomics are larger.)
+#[cfg(not(interner_loom))]
+const _: () = {
+    use crate::strategy::OptimisticStrategy;
+    assert!(core::mem::size_of::<NcContext<OptimisticStrategy>>() == 128);
+    assert!(core::mem::align_of::<NcContext<OptimisticStrategy>>() == 64);
+    assert!(core::mem::offset_of!(NcContext<OptimisticStrategy>, shard) == 0);
+};
+
 impl<S: Strategy> NcContext<S> {
     /// An open NC, with no conflicts.
     pub(crate) fn new(config: &ShardConfig) -> Result<Self, Refusal> {

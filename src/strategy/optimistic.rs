@@ -65,16 +65,6 @@ impl core::fmt::Debug for OptimisticShard {
     }
 }
 
-// Two lines with the NC's conflict log: what hits read, starting a line,
-// and the rest. 256 NCs hold one each. (Loom's atomics are larger.)
-#[cfg(not(interner_loom))]
-const _: () = {
-    use crate::nc::NcContext;
-    assert!(core::mem::size_of::<NcContext<OptimisticStrategy>>() == 128);
-    assert!(core::mem::align_of::<NcContext<OptimisticStrategy>>() == 64);
-    assert!(core::mem::offset_of!(NcContext<OptimisticStrategy>, shard) == 0);
-};
-
 impl Shard for OptimisticShard {
     type ContextAlign = LineAligned;
 
