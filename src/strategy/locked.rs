@@ -16,7 +16,8 @@
 
 use core::ops::{Deref, DerefMut};
 
-use super::parts::{check_cap, intern_by_id, try_copy, Found, IdMap};
+use super::admission::{check_cap, try_copy};
+use super::id_keyed::{intern_by_id, Found, IdKeyedMap};
 use super::shard::{
     ConflictSink, FastPath, Interned, Key, Refusal, Sealed, Shard, ShardConfig, ShardStats,
 };
@@ -160,7 +161,7 @@ impl NcLock for sync::ParkingLotRwLock<LockedTable> {
     }
 }
 
-impl IdMap for LockedTable {
+impl IdKeyedMap for LockedTable {
     fn check_open(&self) -> Result<(), Refusal> {
         if self.open {
             Ok(())

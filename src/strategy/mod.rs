@@ -7,15 +7,16 @@
 //! reference every other strategy is compared against, answer by answer, by
 //! `tests/differential.rs`.
 
+mod admission;
 #[cfg(all(feature = "arc-swap", not(interner_loom)))]
 mod arc_swap;
 #[cfg(all(feature = "dashmap", not(interner_loom)))]
 mod dashmap;
+mod id_keyed;
 #[cfg(feature = "lock-free")]
 mod lock_free;
 mod locked;
 mod optimistic;
-mod parts;
 pub(crate) mod shard;
 
 // Not in loom builds: neither crate's synchronisation is modelled by loom.

@@ -8,7 +8,7 @@
 //! else: resolving ids under its shared lock, finding conflicts, and
 //! synchronous outcomes under the NC's writer lock.
 
-use super::parts::{check_cap, compare};
+use super::admission::{check_cap, compare};
 use super::shard::{
     lookup_by_id, ConflictSink, FastPath, IdSource, Interned, Key, LineAligned, Misses, Refusal,
     Sealed, Shard, ShardConfig, ShardStats,
