@@ -3,10 +3,12 @@
 mod build;
 mod cursor;
 mod file;
+mod walk;
 
 pub(crate) use self::build::Builder;
 pub use self::cursor::Cursor;
 pub use self::file::{LoadError, LoadProblem};
+pub(crate) use self::walk::Whole;
 
 use crate::conflict::Conflict;
 
