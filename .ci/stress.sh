@@ -3,4 +3,5 @@
 source "$(dirname "$0")/common.sh"
 
 step "stress and faults at scale (release, the #[ignore]d tests)"
-cargo test --release --test stress --test faults -- --ignored --nocapture --test-threads 1
+# The modules stress and faults of the one integration-test binary (tests/it/).
+cargo test --release --test it -- --ignored --nocapture --test-threads 1 stress:: faults::

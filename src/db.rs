@@ -500,7 +500,7 @@ impl<S: Strategy> InternedStringDb<S> {
     ///   (an id another open NC holds takes that NC's bytes), the merged
     ///   deltas keep them; reopened, it is in the snapshot again. With
     ///   neither, the merged deltas are the snapshot
-    ///   (`tests/delta.rs`, `merged_deltas_*`).
+    ///   (`tests/it/delta.rs`, `merged_deltas_*`).
     /// * A closed NC is skipped and keeps its place: once reopened, its
     ///   undelivered entries come in the next delta.
     /// * [`Snapshot::conflicts_dropped`] counts the conflicts the NCs visited

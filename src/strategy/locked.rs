@@ -59,7 +59,7 @@ pub struct LockedTable {
 /// The compatibility strategy: the reference's per-NC futex RwLock protocol,
 /// faithfully, including its write lock on every intern.
 ///
-/// It is the reference protocol: `tests/differential.rs` compares every
+/// It is the reference protocol: `tests/it/differential.rs` compares every
 /// other strategy against it, answer by answer.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct RwLockStrategy;

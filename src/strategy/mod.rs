@@ -5,7 +5,7 @@
 //! each of them (the `arc-swap` pattern). [`RwLockStrategy`] is the
 //! reference's futex RwLock protocol: the compatibility mode, and the
 //! reference every other strategy is compared against, answer by answer, by
-//! `tests/differential.rs`.
+//! `tests/it/differential.rs`.
 
 mod admission;
 #[cfg(all(feature = "arc-swap", not(interner_loom)))]

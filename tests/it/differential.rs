@@ -19,8 +19,6 @@
 //! NC with real ids while deltas are taken; the final states (and the
 //! deltas' union) must be the reference's.
 
-mod common;
-
 use std::path::PathBuf;
 
 use interned_string_db::{Config, Cursor, InternedStringDb, RwLockStrategy, Strategy};
@@ -388,7 +386,7 @@ fn apply<S: Strategy>(db: &InternedStringDb<S>, nc: usize, op: Op) {
 fn threads_on_shared_names_end_as_the_reference<S: Strategy>() {
     const THREADS: usize = 4;
     const NAMES: usize = 1_500;
-    let names: Vec<String> = (0..NAMES).map(|i| common::name(0, i)).collect();
+    let names: Vec<String> = (0..NAMES).map(|i| crate::common::name(0, i)).collect();
     let config = Config::new().ncs(2);
     let ours: InternedStringDb<S> = InternedStringDb::with_config(config);
     let theirs: InternedStringDb<RwLockStrategy> = InternedStringDb::with_config(config);

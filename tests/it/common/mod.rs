@@ -10,7 +10,7 @@ pub(crate) mod model;
 /// ([`interned_string_db::for_each_strategy`]), or on those named in
 /// `ISDB_STRATEGIES` (comma-separated `Strategy::NAME`s) when it is set.
 /// Attributes written before a name (such as `#[ignore]`) go on its test.
-#[macro_export]
+/// In scope in every module declared after `common` (`#[macro_use]`).
 macro_rules! for_each_strategy {
     ($($(#[$attr:meta])* $test:ident),* $(,)?) => {
         mod every_strategy {

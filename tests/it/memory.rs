@@ -6,51 +6,10 @@
 //! up as a 900-byte "leak" on a loaded machine. Everything the db does here
 //! happens on the test's thread.
 
-mod common;
+use std::sync::atomic::Ordering;
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-use std::sync::atomic::{AtomicIsize, Ordering};
-
+use crate::alloc::{COUNTED, COUNTED_ALLOCATIONS, COUNTED_LIVE};
 use interned_string_db::{Config, InternedStringDb, Registered, Strategy, DEFAULT_CONFLICT_BUDGET};
-
-struct Counting;
-
-static LIVE: AtomicIsize = AtomicIsize::new(0);
-/// Allocations made by counted threads.
-static ALLOCATIONS: AtomicIsize = AtomicIsize::new(0);
-
-thread_local! {
-    /// Whether this thread's allocations are counted. `const`, with no
-    /// destructor, so reading it never allocates.
-    static COUNTED: Cell<bool> = const { Cell::new(false) };
-}
-
-fn counted() -> bool {
-    COUNTED.try_with(Cell::get).unwrap_or(false)
-}
-
-// SAFETY: forwards to `System`, only counting.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if counted() {
-            LIVE.fetch_add(layout.size() as isize, Ordering::Relaxed);
-            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        }
-        // SAFETY: the caller upholds `GlobalAlloc::alloc`'s contract.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        if counted() {
-            LIVE.fetch_sub(layout.size() as isize, Ordering::Relaxed);
-        }
-        // SAFETY: as above.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
-#[global_allocator]
-static ALLOCATOR: Counting = Counting;
 
 /// The counter is process-wide: tests that count take turns, each counting
 /// its own thread only while it holds its turn ([`count_this_thread`]).
@@ -72,7 +31,7 @@ fn count_this_thread() -> impl Drop {
 }
 
 fn live() -> isize {
-    LIVE.load(Ordering::Relaxed)
+    COUNTED_LIVE.load(Ordering::Relaxed)
 }
 
 fn fill<S: Strategy>(db: &InternedStringDb<S>) {
@@ -258,11 +217,11 @@ fn a_hit_allocates_nothing<S: Strategy>() {
     }
     let _turn = count_this_thread();
     for round in 0..2 {
-        let before = ALLOCATIONS.load(Ordering::Relaxed);
+        let before = COUNTED_ALLOCATIONS.load(Ordering::Relaxed);
         for name in &names {
             db.intern(1, name).unwrap();
         }
-        let made = ALLOCATIONS.load(Ordering::Relaxed) - before;
+        let made = COUNTED_ALLOCATIONS.load(Ordering::Relaxed) - before;
         assert_eq!(made, 0, "{}: round {round}: {made} allocations", S::NAME);
         // Settles the NC (finds its conflicts: the mask makes ids collide).
         assert!(db.conflict_count() > 0);

@@ -11,8 +11,6 @@
 //! to walks, with a bucket split in between: that window lost entries in
 //! under a second.
 
-mod common;
-
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -34,7 +32,7 @@ fn hit_on_an_entry_being_inserted_is_in_the_next_snapshot<S: Strategy>() {
 
 fn one_round<S: Strategy>(round: usize) {
     let db = InternedStringDb::<S>::with_config(Config::new().ncs(1));
-    let names: Vec<String> = (0..NAMES).map(|i| common::name(0, i)).collect();
+    let names: Vec<String> = (0..NAMES).map(|i| crate::common::name(0, i)).collect();
     // The index the inserter is about to intern, plus one (0: none yet).
     let announced = AtomicUsize::new(0);
     std::thread::scope(|s| {

@@ -1,8 +1,6 @@
 //! Snapshot files: round trips, atomic saves, merges, and every kind of bad
 //! file (each an error naming the problem and its offset, never a panic).
 
-mod common;
-
 use std::fs;
 use std::path::PathBuf;
 
@@ -45,7 +43,7 @@ fn read_err(bytes: &[u8]) -> LoadError {
 /// A file whose sections are as given, with correct checksums: to reach the
 /// checks behind them.
 fn forge(header_counts: [u64; 4], entries: &[u8], conflicts: &[u8]) -> Vec<u8> {
-    let mut file = common::file_header(header_counts);
+    let mut file = crate::common::file_header(header_counts);
     for section in [entries, conflicts] {
         file.extend_from_slice(section);
         file.extend_from_slice(&crc32fast::hash(section).to_le_bytes());
