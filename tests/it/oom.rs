@@ -81,7 +81,8 @@ fn refused_conflict_copies_are_counted<S: Strategy>() {
 /// optimistic log once allocated before the refused slab and then lost),
 /// and the db dropped, leaves this thread's live bytes where they were.
 fn refusals_leak_nothing<S: Strategy>() {
-    let huge = "x".repeat(2 * ARMED_REFUSES_FROM);
+    // Just large enough to be refused: each refusal hashes it first.
+    let huge = "x".repeat(ARMED_REFUSES_FROM);
     let names: Vec<String> = (0..3_000).map(|i| crate::common::name(2, i)).collect();
     let baseline = THREAD_LIVE.with(Cell::get);
     let db: InternedStringDb<S> = InternedStringDb::with_config(Config::new().ncs(1));
