@@ -56,12 +56,9 @@ fn fill<S: Strategy>(db: &InternedStringDb<S>) {
 }
 
 fn frees_everything<S: Strategy>() {
-    // Process-wide state a dependency allocates once and keeps (arc-swap's
-    // per-thread debt node) is not the db's: allocate it before the baseline.
-    {
-        let warm: InternedStringDb<S> = InternedStringDb::with_config(Config::new().ncs(1));
-        warm.intern(0, "warm-up").unwrap();
-    }
+    // Process-wide state a dependency allocates once and keeps is not the
+    // db's: allocate it before the baseline.
+    crate::common::warm_up::<S>();
     let baseline = live();
     {
         let db: InternedStringDb<S> = InternedStringDb::with_config(Config::new().ncs(16));
@@ -151,8 +148,10 @@ fn snapshot_is_strings_and_16_bytes_an_entry<S: Strategy>() {
     }
     // Settled first: a strategy that builds its by-id index lazily builds
     // it at the first read of the by-id direction, this snapshot's, and
-    // the index is the db's memory, not the snapshot's.
+    // the index is the db's memory, not the snapshot's; so is what a
+    // dependency makes at a process's first read.
     assert_eq!(db.conflict_count(), 0);
+    crate::common::warm_up::<S>();
     let before = live();
     let snapshot = db.snapshot();
     let held = live() - before;
@@ -176,12 +175,8 @@ fn snapshot_memory_is_bounded<S: Strategy>() {
 /// the first intern makes that NC's context alone.
 fn an_idle_nc_costs_a_pointer<S: Strategy>() {
     let _turn = count_this_thread();
-    // What a dependency allocates once per thread (arc-swap's debt node) is
-    // not an NC's.
-    {
-        let warm: InternedStringDb<S> = InternedStringDb::with_config(Config::new().ncs(1));
-        warm.intern(0, "warm-up").unwrap();
-    }
+    // What a dependency allocates once per thread or process is not an NC's.
+    crate::common::warm_up::<S>();
     let before = live();
     let db: InternedStringDb<S> = InternedStringDb::with_config(Config::new().ncs(256));
     let idle = live() - before;
