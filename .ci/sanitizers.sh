@@ -11,11 +11,14 @@ step "ThreadSanitizer over the concurrency tests (std rebuilt instrumented)"
 # without unsafe code, and TSan would test those crates.
 # TSan's allocator aborts on an allocation it cannot serve unless told to
 # return NULL, as malloc does: behaviour::absurd_configs_are_errors checks
-# that case.
+# that case. The tests are the modules behaviour, collisions, handles and
+# faults of the one integration-test binary (tests/it/), over the list.
 strategies="$(cargo run -q --example strategies -- --raw | cut -f1 | paste -sd, -)"
 [ -n "$strategies" ] || { echo "no strategy has a module of src/raw/" >&2; exit 1; }
 echo "strategies: $strategies"
 RUSTFLAGS="-Zsanitizer=thread" TSAN_OPTIONS="halt_on_error=1:allocator_may_return_null=1" \
     ISDB_STRATEGIES="$strategies" CARGO_TARGET_DIR=target/tsan \
     cargo +"$NIGHTLY" test -Zbuild-std --target x86_64-unknown-linux-gnu \
-    --test behaviour --test collisions --test handles --test faults -- every_strategy:: --test-threads 2
+    --test it -- --test-threads 2 \
+    behaviour::every_strategy:: collisions::every_strategy:: \
+    handles::every_strategy:: faults::every_strategy::

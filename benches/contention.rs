@@ -11,7 +11,8 @@ use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 
-use perf::subjects::{Subject, SubjectName, Visitor};
+use perf::subject::{Subject, Visitor};
+use perf::subjects::SubjectName;
 use perf::workload;
 use workload::Workload;
 

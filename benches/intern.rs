@@ -12,7 +12,8 @@ use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 
-use perf::subjects::{Subject, SubjectName, Visitor};
+use perf::subject::{Subject, Visitor};
+use perf::subjects::SubjectName;
 use perf::workload;
 
 const OPS: usize = 10_000;

@@ -14,7 +14,8 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::path::Path;
 use std::sync::atomic::{AtomicIsize, Ordering};
 
-use perf::subjects::{Subject, SubjectName, Visitor};
+use perf::subject::{Subject, Visitor};
+use perf::subjects::SubjectName;
 use perf::workload;
 use workload::Vocabulary;
 

@@ -4,7 +4,7 @@
 use crate::db::InternedStringDb;
 use crate::error::{BatchError, Error};
 use crate::nc::NcContext;
-use crate::strategy::imp::{FastPath, IdSource, Key};
+use crate::strategy::shard::{FastPath, IdSource, Key};
 use crate::strategy::Strategy;
 
 /// Names looked up together: enough to overlap many misses, few enough that

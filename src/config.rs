@@ -1,7 +1,7 @@
 //! How a db is built: [`Config`] and its defaults.
 
 use crate::id::ID_MASK;
-use crate::strategy::imp::ShardConfig;
+use crate::strategy::shard::ShardConfig;
 
 /// The number of NCs a db has unless configured otherwise (the reference's
 /// `CONTEXTS[256]`).

@@ -25,7 +25,7 @@ pub struct Conflict {
 /// rejected one, or an id's kept one), beside the string's own length: a
 /// 32-byte list slot (on 64-bit targets; a unit test checks it) and a table
 /// slot, each up to twice over while their vectors grow by doubling.
-/// `tests/memory.rs` checks that the log's heap stays within the budget,
+/// `tests/it/memory.rs` checks that the log's heap stays within the budget,
 /// for long strings and short.
 pub(crate) const RECORD_OVERHEAD: usize = 128;
 

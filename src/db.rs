@@ -5,12 +5,11 @@ use core::marker::PhantomData;
 
 use crate::config::Config;
 use crate::conflict::Conflict;
-use crate::conflict::ConflictLog;
 use crate::error::Error;
 use crate::id::get_id;
-use crate::nc::{self, NcContext, NcSlot, NcWalk};
-use crate::snapshot::{Builder, Cursor, Snapshot};
-use crate::strategy::imp::{ConflictSink, FastPath, IdSource, Key, Shard, ShardStats};
+use crate::nc::{self, NcContext, NcSlot};
+use crate::snapshot::{Cursor, Snapshot, Whole};
+use crate::strategy::shard::{ConflictSink, FastPath, IdSource, Key, Shard, ShardStats};
 use crate::strategy::{DefaultStrategy, Registered, Strategy};
 use crate::sync::{self, RwLock};
 
@@ -450,12 +449,12 @@ impl<S: Strategy> InternedStringDb<S> {
         // then never regrows, which would copy everything again.
         self.settle(true);
         let totals = nc::totals(&self.contexts);
-        let mut whole = Whole(Builder::with_capacity(totals.entries, totals.bytes));
+        let mut whole = Whole::with_capacity(totals);
         {
             let _global = self.merge_guard();
             nc::walk_open(&self.contexts, &mut whole);
         }
-        whole.0.finish()
+        whole.finish()
     }
 
     /// Settles every NC made (only the open ones if `open_only`): what a
@@ -501,7 +500,7 @@ impl<S: Strategy> InternedStringDb<S> {
     ///   (an id another open NC holds takes that NC's bytes), the merged
     ///   deltas keep them; reopened, it is in the snapshot again. With
     ///   neither, the merged deltas are the snapshot
-    ///   (`tests/delta.rs`, `merged_deltas_*`).
+    ///   (`tests/it/delta.rs`, `merged_deltas_*`).
     /// * A closed NC is skipped and keeps its place: once reopened, its
     ///   undelivered entries come in the next delta.
     /// * [`Snapshot::conflicts_dropped`] counts the conflicts the NCs visited
@@ -600,23 +599,5 @@ impl<S: Strategy> InternedStringDb<S> {
         for slot in self.contexts.iter_mut() {
             drop(slot.take());
         }
-    }
-}
-
-/// A snapshot's walk: every entry of every open NC, and all their conflicts.
-struct Whole(Builder);
-
-impl NcWalk for Whole {
-    fn from(&self, _nc: usize) -> usize {
-        0
-    }
-
-    fn entry(&mut self, _nc: usize, id: u64, bytes: &[u8]) {
-        self.0.push(id, bytes);
-    }
-
-    fn walked(&mut self, _nc: usize, _reached: usize, conflicts: &ConflictLog) {
-        conflicts.for_each(|c| self.0.add_conflict(c.to_conflict()));
-        self.0.add_conflicts_dropped(conflicts.dropped());
     }
 }

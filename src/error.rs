@@ -2,7 +2,7 @@
 
 use core::fmt;
 
-use crate::strategy::imp::Refusal;
+use crate::strategy::shard::Refusal;
 
 /// Why an operation on the interner was refused.
 ///

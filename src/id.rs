@@ -123,7 +123,7 @@ mod tests {
 
     #[test]
     fn known_value() {
-        // The full table of the reference's known values is in tests/get_id.rs.
+        // The full table of the reference's known values is in tests/it/get_id.rs.
         assert_eq!(get_id(b"model"), 402710577667408);
         assert_eq!(get_id_const(b"model"), 402710577667408);
     }

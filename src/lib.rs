@@ -54,7 +54,7 @@
 //!   read by the merge, under a global `RwLock` taken for read across the
 //!   merge. The compatibility mode, and the reference protocol: every
 //!   behavioural test runs against every strategy, and
-//!   `tests/differential.rs` compares each of the others against it, answer
+//!   `tests/it/differential.rs` compares each of the others against it, answer
 //!   by answer.
 //! * `LockFreeStrategy` (feature `lock-free`): no lock on any
 //!   path, misses included: an insert is a compare-and-swap of the entry into

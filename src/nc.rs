@@ -2,7 +2,7 @@
 
 use crate::conflict::ConflictLog;
 use crate::raw::OnceBox;
-use crate::strategy::imp::{Refusal, Shard, ShardConfig, ShardStats};
+use crate::strategy::shard::{Refusal, Shard, ShardConfig, ShardStats};
 use crate::strategy::Strategy;
 
 /// An NC's place in the db: its context, made by the first call that writes
@@ -29,6 +29,17 @@ pub(crate) struct NcContext<S: Strategy> {
     pub(crate) conflicts: ConflictLog,
     _align: [<S::Shard as Shard>::ContextAlign; 0],
 }
+
+// The optimistic strategy's context: two lines with the NC's conflict
+// log, what hits read starting a line, and the rest. 256 NCs hold one
+// each. (Loom's atomics are larger.)
+#[cfg(not(interner_loom))]
+const _: () = {
+    use crate::strategy::OptimisticStrategy;
+    assert!(core::mem::size_of::<NcContext<OptimisticStrategy>>() == 128);
+    assert!(core::mem::align_of::<NcContext<OptimisticStrategy>>() == 64);
+    assert!(core::mem::offset_of!(NcContext<OptimisticStrategy>, shard) == 0);
+};
 
 impl<S: Strategy> NcContext<S> {
     /// An open NC, with no conflicts.

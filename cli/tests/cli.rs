@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::process::{Command, Stdio};
 
-#[path = "../../tests/common/snapshot_header.rs"]
+#[path = "../../tests/it/common/snapshot_header.rs"]
 mod snapshot_header;
 
 fn stringdb() -> Command {

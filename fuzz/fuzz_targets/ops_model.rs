@@ -3,7 +3,7 @@
 //! checked against the model the property tests use.
 #![no_main]
 
-#[path = "../../tests/common/model.rs"]
+#[path = "../../tests/it/common/model.rs"]
 mod model;
 
 use libfuzzer_sys::fuzz_target;

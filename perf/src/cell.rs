@@ -8,7 +8,8 @@ use hdrhistogram::Histogram;
 use interned_string_db::contention::{self, Contention};
 
 use crate::rusage::Switches;
-use crate::subjects::{Subject, SubjectName};
+use crate::subject::Subject;
+use crate::subjects::SubjectName;
 use crate::workload::{ThreadInput, Workload};
 
 /// Operations timed together: an `Instant::now()` per operation would cost

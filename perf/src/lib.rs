@@ -9,5 +9,6 @@ pub mod peers;
 pub mod plot;
 pub mod report;
 pub mod rusage;
+pub mod subject;
 pub mod subjects;
 pub mod workload;

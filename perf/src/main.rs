@@ -16,7 +16,8 @@ use interned_string_db::{DefaultStrategy, Strategy};
 use perf::cell::{self, Cell, Measurement, Placement};
 use perf::plot::{self, RunInfo};
 use perf::report;
-use perf::subjects::{Subject, SubjectName, Visitor};
+use perf::subject::{Subject, Visitor};
+use perf::subjects::SubjectName;
 use perf::workload::{self, ThreadInput, Vocabulary, Workload};
 
 /// The built-in vocabularies.

@@ -22,7 +22,7 @@ use std::sync::{Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use interned_string_db::{contention, get_id};
 use string_interner::Symbol as _;
 
-use crate::subjects::Subject;
+use crate::subject::Subject;
 
 /// Hits of the id-keyed peers whose stored bytes were not the name's (a
 /// 50-bit id collision), over every peer and run of the process. It makes

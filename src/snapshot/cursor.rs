@@ -3,7 +3,7 @@
 use super::{Builder, Snapshot};
 use crate::conflict::{Conflict, ConflictLog};
 use crate::nc::{self, NcSlot, NcWalk};
-use crate::strategy::imp::Shard;
+use crate::strategy::shard::Shard;
 use crate::strategy::Strategy;
 
 /// What [`InternedStringDb::delta`](crate::InternedStringDb::delta) has

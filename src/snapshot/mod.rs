@@ -5,11 +5,13 @@ mod cursor;
 mod file;
 mod format;
 mod mapped;
+mod walk;
 
 pub(crate) use self::build::Builder;
 pub use self::cursor::Cursor;
 pub use self::file::{LoadError, LoadProblem};
 pub use self::mapped::{MappedConflict, MappedConflicts, MappedIter, MappedSnapshot};
+pub(crate) use self::walk::Whole;
 
 use crate::conflict::Conflict;
 

@@ -4,10 +4,11 @@
 
 use arc_swap::ArcSwap;
 
-use super::imp::{
+use super::admission::{check_cap, try_copy, OpenFlag};
+use super::id_keyed::{intern_by_id, Found, IdKeyedMap};
+use super::shard::{
     ConflictSink, FastPath, Interned, Key, Refusal, Sealed, Shard, ShardConfig, ShardStats,
 };
-use super::parts::{check_cap, intern_by_id, try_copy, Found, IdMap, OpenFlag};
 use super::Strategy;
 use crate::sync::{self, Arc, Mutex};
 
@@ -60,7 +61,7 @@ pub struct ArcSwapShard {
 
 /// A hit loads the current map; a miss takes the writer lock, copies the
 /// map with the new entry and publishes the copy.
-impl IdMap for &ArcSwapShard {
+impl IdKeyedMap for &ArcSwapShard {
     fn check_open(&self) -> Result<(), Refusal> {
         self.open.check()
     }

@@ -4,10 +4,11 @@
 use dashmap::mapref::entry::Entry;
 use dashmap::DashMap;
 
-use super::imp::{
+use super::admission::{try_copy, ByteBudget, OpenFlag};
+use super::id_keyed::{intern_by_id, Found, IdKeyedMap};
+use super::shard::{
     ConflictSink, FastPath, Interned, Key, Refusal, Sealed, Shard, ShardConfig, ShardStats,
 };
-use super::parts::{intern_by_id, try_copy, ByteBudget, Found, IdMap, OpenFlag};
 use super::Strategy;
 use crate::sync::{self, Mutex, OnceLock};
 
@@ -60,7 +61,7 @@ fn internal_shards() -> usize {
 
 /// A hit takes a read lock of one of the map's internal shards; a miss
 /// its write lock, through the map's entry.
-impl IdMap for &DashMapShard {
+impl IdKeyedMap for &DashMapShard {
     fn check_open(&self) -> Result<(), Refusal> {
         self.open.check()
     }

@@ -1,9 +1,10 @@
 //! The lock-free strategy: no mutex anywhere, misses included.
 
-use super::imp::{
+use super::admission::{ByteBudget, OpenFlag};
+use super::id_keyed::{intern_by_id, Found, IdKeyedMap};
+use super::shard::{
     ConflictSink, FastPath, Interned, Key, Refusal, Sealed, Shard, ShardConfig, ShardStats,
 };
-use super::parts::{intern_by_id, ByteBudget, Found, IdMap, OpenFlag};
 use super::Strategy;
 use crate::raw::{Inserted, RawLockFreeShard};
 
@@ -49,7 +50,7 @@ impl core::fmt::Debug for LockFreeShard {
 
 /// Lock-free: a miss reserves its bytes, then swings a free slot to its
 /// entry; an insert that lost the race finds the winner's.
-impl IdMap for &LockFreeShard {
+impl IdKeyedMap for &LockFreeShard {
     fn check_open(&self) -> Result<(), Refusal> {
         self.open.check()
     }

@@ -16,10 +16,11 @@
 
 use core::ops::{Deref, DerefMut};
 
-use super::imp::{
+use super::admission::{check_cap, try_copy};
+use super::id_keyed::{intern_by_id, Found, IdKeyedMap};
+use super::shard::{
     ConflictSink, FastPath, Interned, Key, Refusal, Sealed, Shard, ShardConfig, ShardStats,
 };
-use super::parts::{check_cap, intern_by_id, try_copy, Found, IdMap};
 use super::Strategy;
 use crate::sync;
 
@@ -58,7 +59,7 @@ pub struct LockedTable {
 /// The compatibility strategy: the reference's per-NC futex RwLock protocol,
 /// faithfully, including its write lock on every intern.
 ///
-/// It is the reference protocol: `tests/differential.rs` compares every
+/// It is the reference protocol: `tests/it/differential.rs` compares every
 /// other strategy against it, answer by answer.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct RwLockStrategy;
@@ -160,7 +161,7 @@ impl NcLock for sync::ParkingLotRwLock<LockedTable> {
     }
 }
 
-impl IdMap for LockedTable {
+impl IdKeyedMap for LockedTable {
     fn check_open(&self) -> Result<(), Refusal> {
         if self.open {
             Ok(())

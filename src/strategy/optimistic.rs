@@ -8,11 +8,11 @@
 //! else: resolving ids under its shared lock, finding conflicts, and
 //! synchronous outcomes under the NC's writer lock.
 
-use super::imp::{
+use super::admission::{check_cap, compare};
+use super::shard::{
     lookup_by_id, ConflictSink, FastPath, IdSource, Interned, Key, LineAligned, Misses, Refusal,
     Sealed, Shard, ShardConfig, ShardStats,
 };
-use super::parts::{check_cap, compare};
 use super::{Registered, Strategy};
 use crate::raw::{AppendError, RawShard, WriteGuard};
 
@@ -70,16 +70,6 @@ impl core::fmt::Debug for OptimisticShard {
             .finish()
     }
 }
-
-// Two lines with the NC's conflict log: what hits read, starting a line,
-// and the rest. 256 NCs hold one each. (Loom's atomics are larger.)
-#[cfg(not(interner_loom))]
-const _: () = {
-    use crate::nc::NcContext;
-    assert!(core::mem::size_of::<NcContext<OptimisticStrategy>>() == 128);
-    assert!(core::mem::align_of::<NcContext<OptimisticStrategy>>() == 64);
-    assert!(core::mem::offset_of!(NcContext<OptimisticStrategy>, shard) == 0);
-};
 
 impl Shard for OptimisticShard {
     type ContextAlign = LineAligned;

@@ -15,7 +15,8 @@ use std::time::{Duration, Instant};
 use clap::Parser;
 
 use perf::host::{self, Host};
-use perf::subjects::{Subject, SubjectName, Visitor};
+use perf::subject::{Subject, Visitor};
+use perf::subjects::SubjectName;
 use perf::workload::{self, SplitMix};
 
 /// Fills subjects from empty and reports ns per insert.

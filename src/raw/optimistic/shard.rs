@@ -585,7 +585,7 @@ impl<'a> WriteGuard<'a> {
             .store(shard.bytes() + bytes.len(), Ordering::Relaxed);
         // Published to walks before hits can find it: a thread whose intern
         // returned through a hit on this entry may snapshot at once, and
-        // the snapshot must hold it (`tests/hit_then_snapshot.rs`).
+        // the snapshot must hold it (`tests/it/hit_then_snapshot.rs`).
         log.publish(&writer.log);
         if let Some(hash) = by_bytes {
             shard.hot.table.insert_reserved(&mut writer.table, hash, at);

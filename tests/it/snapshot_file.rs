@@ -1,8 +1,6 @@
 //! Snapshot files: round trips, atomic saves, merges, and every kind of bad
 //! file (each an error naming the problem and its offset, never a panic).
 
-mod common;
-
 use std::fs;
 use std::path::PathBuf;
 
@@ -45,10 +43,10 @@ fn read_err(bytes: &[u8]) -> LoadError {
 /// A file whose sections are as given, with correct checksums: to reach the
 /// checks behind them.
 fn forge(header_counts: [u64; 4], entries: &[u8], conflicts: &[u8]) -> Vec<u8> {
-    common::forged_file(common::file_header(header_counts), entries, conflicts)
+    crate::common::forged_file(crate::common::file_header(header_counts), entries, conflicts)
 }
 
-use common::entry_record as record;
+use crate::common::entry_record as record;
 
 #[test]
 fn round_trip_through_a_stream_and_a_file() {

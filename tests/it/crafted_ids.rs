@@ -7,8 +7,6 @@
 //! seeded per shard. This registers 100,000 such ids (about 10 minutes under
 //! the old placement); a watchdog fails the test instead of letting it hang.
 
-mod common;
-
 use std::sync::mpsc;
 use std::time::Duration;
 

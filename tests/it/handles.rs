@@ -1,7 +1,5 @@
 //! NC handles, thread pinning and compile-time names.
 
-mod common;
-
 use interned_string_db::{
     get_id, intern, static_id, Config, Error, InternedStringDb, StaticName, Strategy,
 };
@@ -34,7 +32,7 @@ fn pinned_threads_follow_the_mapping<S: Strategy>() {
                 let db = &db;
                 s.spawn(move || {
                     let h = db.pin_current_thread(i);
-                    h.intern(&common::name(i, 0)).unwrap();
+                    h.intern(&crate::common::name(i, 0)).unwrap();
                     (h.nc(), h.cpu())
                 })
             })

@@ -1,9 +1,9 @@
-//! Parts the strategies share: the compare that tells a repeat from a
-//! conflict, the intern of the comparison strategies (an id-keyed map), an
-//! open flag and a byte budget for strategies with no lock around their
-//! state, fallible copies, and byte-cap checks.
+//! What decides an insert, for every strategy: the compare that tells a
+//! repeat from a conflict, byte-cap checks, fallible copies, and, for
+//! strategies with no lock around their state, an open flag and a byte
+//! budget.
 
-use super::imp::{ConflictSink, Interned, Key, Refusal};
+use super::shard::{ConflictSink, Refusal};
 use super::Registered;
 use crate::sync::{AtomicBool, AtomicUsize, Ordering};
 
@@ -23,46 +23,6 @@ pub(crate) fn compare(
         conflicts.record(id, stored, bytes);
         Registered::Conflict
     }
-}
-
-/// What [`IdMap::insert`] answers: `None` once inserted, `Some` of what an
-/// insert that raced it stored first, or why it refused.
-pub(crate) type Found<R> = Result<Option<R>, Refusal>;
-
-/// An NC's id-keyed map, as the comparison strategies hold it (under
-/// their lock, for the locked ones): what [`intern_by_id`] needs.
-pub(crate) trait IdMap {
-    /// `Err(Closed)` if the NC is closed.
-    fn check_open(&self) -> Result<(), Refusal>;
-
-    /// `f` of the bytes stored under `id`, if any.
-    fn get<R>(&self, id: u64, f: impl FnOnce(&[u8]) -> R) -> Option<R>;
-
-    /// Inserts `id → bytes` (after `get` found nothing): `None` once
-    /// inserted, or `Some(f(stored))` if an insert that raced this one
-    /// stored the id first.
-    fn insert<R>(&mut self, id: u64, bytes: &[u8], f: impl FnOnce(&[u8]) -> R) -> Found<R>;
-}
-
-/// The intern of every strategy keyed by id: the key's id (computed
-/// outside any lock: a locked strategy passes a key whose id is known),
-/// the open check, a lookup, then an insert, each found string compared.
-#[inline]
-pub(crate) fn intern_by_id(
-    map: &mut impl IdMap,
-    key: Key<'_>,
-    conflicts: ConflictSink<'_>,
-) -> Interned {
-    let (id, bytes) = (key.id()?, key.bytes);
-    map.check_open()?;
-    let found = |stored: &[u8]| compare(stored, bytes, id, conflicts);
-    let outcome = match map.get(id, found) {
-        Some(outcome) => outcome,
-        None => map
-            .insert(id, bytes, found)?
-            .unwrap_or(Registered::Inserted),
-    };
-    Ok((id, outcome))
 }
 
 /// An NC's open flag, for strategies whose state has no lock around it.

@@ -11,8 +11,6 @@
 //! to walks, with a bucket split in between: that window lost entries in
 //! under a second.
 
-mod common;
-
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -23,8 +21,9 @@ use interned_string_db::{Config, Cursor, InternedStringDb, Strategy};
 const NAMES: usize = 3_000;
 
 /// Rounds, each on a fresh db: the window is a few hundred nanoseconds
-/// wide, and a round meets it a few times at most.
-const ROUNDS: usize = 10;
+/// wide, and a round meets it a few times at most. A debug build, whose
+/// interns are slower, runs 3, to stay within a minute.
+const ROUNDS: usize = if cfg!(debug_assertions) { 3 } else { 10 };
 
 fn hit_on_an_entry_being_inserted_is_in_the_next_snapshot<S: Strategy>() {
     for round in 0..ROUNDS {
@@ -34,7 +33,7 @@ fn hit_on_an_entry_being_inserted_is_in_the_next_snapshot<S: Strategy>() {
 
 fn one_round<S: Strategy>(round: usize) {
     let db = InternedStringDb::<S>::with_config(Config::new().ncs(1));
-    let names: Vec<String> = (0..NAMES).map(|i| common::name(0, i)).collect();
+    let names: Vec<String> = (0..NAMES).map(|i| crate::common::name(0, i)).collect();
     // The index the inserter is about to intern, plus one (0: none yet).
     let announced = AtomicUsize::new(0);
     std::thread::scope(|s| {

@@ -1,11 +1,9 @@
 //! The interner's behaviour, run against every strategy.
 
-mod common;
-
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use common::colliding_db;
+use crate::common::colliding_db;
 use interned_string_db::{get_id, Config, Error, InternedStringDb, Registered, Strategy, MAX_ID};
 
 fn db<S: Strategy>(ncs: usize) -> InternedStringDb<S> {
@@ -261,7 +259,7 @@ fn with_resolved_callback_may_reenter_the_nc<S: Strategy>() {
             // Enough strings that some land in every internal shard of a
             // sharded map.
             for i in 0..64 {
-                db.intern(1, &common::name(0, i)).unwrap();
+                db.intern(1, &crate::common::name(0, i)).unwrap();
             }
             let again = db.intern(1, "resolved");
             db.close_nc(1).unwrap();
@@ -393,7 +391,7 @@ fn the_optimistic_strategy_holds_its_slab_limit() {
 fn snapshot_iterates_in_id_order<S: Strategy>() {
     let db = db::<S>(4);
     let mut ids: Vec<u64> = (0..100)
-        .map(|i| db.intern(i % 4, &common::name(0, i)).unwrap())
+        .map(|i| db.intern(i % 4, &crate::common::name(0, i)).unwrap())
         .collect();
     ids.sort_unstable();
     let snapshot = db.snapshot();
@@ -419,10 +417,13 @@ fn reset_frees_everything<S: Strategy>() {
 }
 
 /// Eight threads intern while the main thread snapshots: each snapshot holds
-/// every string whose intern had returned before it was called.
+/// every string whose intern had returned before it was called. Each
+/// snapshot checks every string so far, so the test grows with the square
+/// of the strings: a debug build interns a third of them (the same mix of
+/// NCs and shared names), to stay within a minute.
 fn snapshot_while_eight_threads_intern<S: Strategy>() {
     const THREADS: usize = 8;
-    const PER_THREAD: usize = 3_000;
+    const PER_THREAD: usize = if cfg!(debug_assertions) { 1_000 } else { 3_000 };
     let db = Arc::new(db::<S>(16));
     let progress: Arc<Vec<AtomicUsize>> =
         Arc::new((0..THREADS).map(|_| AtomicUsize::new(0)).collect());
@@ -435,9 +436,9 @@ fn snapshot_while_eight_threads_intern<S: Strategy>() {
                     // name shared by all threads every 10th string.
                     let nc = if i % 2 == 0 { t } else { 15 };
                     let name = if i % 10 == 0 {
-                        common::name(99, i)
+                        crate::common::name(99, i)
                     } else {
-                        common::name(t, i)
+                        crate::common::name(t, i)
                     };
                     db.intern(nc, &name).unwrap();
                     progress[t].store(i + 1, Ordering::Release);
@@ -453,9 +454,9 @@ fn snapshot_while_eight_threads_intern<S: Strategy>() {
         for (t, &n) in done.iter().enumerate() {
             for i in 0..n {
                 let name = if i % 10 == 0 {
-                    common::name(99, i)
+                    crate::common::name(99, i)
                 } else {
-                    common::name(t, i)
+                    crate::common::name(t, i)
                 };
                 assert_eq!(
                     snapshot.get_str(get_id(name.as_bytes())),

@@ -1,8 +1,8 @@
 //! Stress with verification. `#[ignore]`d: `.ci/run` runs it in release:
 //!
 //! ```sh
-//! cargo test --release --test stress -- --ignored --nocapture
-//! STRESS_SCALE=20 cargo test --release --test stress -- --ignored   # many-core hosts
+//! cargo test --release --test it -- --ignored --nocapture stress::
+//! STRESS_SCALE=20 cargo test --release --test it -- --ignored stress::   # many-core hosts
 //! ```
 //!
 //! 256 threads intern deterministic streams (names shared by all threads and
@@ -15,8 +15,6 @@
 //!   snapshot with its id; no id maps to two strings (no conflicts: real ids);
 //! - no deadlock: a watchdog dumps every thread's progress and fails the run
 //!   instead of letting CI hang.
-
-mod common;
 
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -48,9 +46,9 @@ fn ops_per_thread(base: usize) -> usize {
 /// by all threads; every other operation goes to a shared NC.
 fn op(t: usize, i: usize) -> (String, usize) {
     let name = if i.is_multiple_of(4) {
-        common::name(THREADS, i)
+        crate::common::name(THREADS, i)
     } else {
-        common::name(t, i)
+        crate::common::name(t, i)
     };
     let nc = if i.is_multiple_of(2) {
         t % NCS

@@ -1,7 +1,5 @@
 //! Collisions at scale and a cap reached mid-stream, for every strategy.
 
-mod common;
-
 use std::collections::{BTreeMap, BTreeSet};
 
 use interned_string_db::{Config, Conflict, Error, InternedStringDb, Registered, Strategy};
@@ -19,7 +17,7 @@ fn collisions_are_recorded_once<S: Strategy>(n: usize) {
             .conflict_budget(usize::MAX)
             .narrow_id_mask_for_tests(mask),
     );
-    let names: Vec<String> = (0..n).map(|i| common::name(i % 3, i)).collect();
+    let names: Vec<String> = (0..n).map(|i| crate::common::name(i % 3, i)).collect();
     let mut first: BTreeMap<u64, &str> = BTreeMap::new();
     let mut expected: BTreeSet<(u64, String, String)> = BTreeSet::new();
     for round in 0..2 {
@@ -88,7 +86,7 @@ fn cap_reached_mid_stream<S: Strategy>() {
                 s.spawn(move || {
                     let mut mine = Vec::new();
                     for i in 0..3_000 {
-                        let name = common::name(t, i);
+                        let name = crate::common::name(t, i);
                         match db.intern(0, &name) {
                             Ok(_) => mine.push(name),
                             Err(Error::CapReached {

@@ -1,6 +1,6 @@
 //! A simple model of the db (a `BTreeMap` per NC), and a checker that runs
 //! an operation sequence on a real db and on the model and compares every
-//! answer. Shared by the property test (tests/model.rs) and the fuzz target
+//! answer. Shared by the property test (tests/it/model.rs) and the fuzz target
 //! (fuzz/fuzz_targets/ops_model.rs).
 
 use std::collections::{BTreeMap, BTreeSet};

@@ -3,9 +3,7 @@
 //! is never replaced, in the db, its snapshots, deltas, snapshot files, or
 //! a merge of files.
 
-mod common;
-
-use common::colliding_db;
+use crate::common::colliding_db;
 use interned_string_db::{
     get_id, Config, Conflict, Cursor, InternedStringDb, Registered, Snapshot, Strategy,
 };
@@ -275,7 +273,7 @@ fn first_wins_within_and_across_slabs<S: Strategy>() {
     let mut cursor = Cursor::new();
     let mut deltas = Vec::new();
     for i in 0..names {
-        let name = common::name(0, i);
+        let name = crate::common::name(0, i);
         let id = db.intern(0, &name).unwrap();
         first.entry(id).or_insert(name);
         if i % 700 == 0 {
@@ -312,7 +310,7 @@ fn first_wins_within_and_across_slabs<S: Strategy>() {
     assert_eq!(sorted(db.conflicts()), from_snapshot, "{}", S::NAME);
     // Interning the later strings again changes nothing.
     for i in 0..names {
-        db.intern(0, &common::name(0, i)).unwrap();
+        db.intern(0, &crate::common::name(0, i)).unwrap();
     }
     assert_eq!(sorted(db.snapshot().conflicts().to_vec()), from_snapshot);
     assert!(db.delta(&mut cursor).conflicts().is_empty(), "nothing new");

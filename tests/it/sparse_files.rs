@@ -1,57 +1,22 @@
 //! Snapshot files whose header claims more than memory holds: a sparse file
 //! (1 TiB long, 64 bytes on disk) passes the check of the header's counts
 //! against the file's length, so the reader must not reserve what the counts
-//! claim. Its own binary, for the global allocator: it records the largest
+//! claim. The binary's allocator (`crate::alloc`) records the largest
 //! allocation the reading thread asks for, and can refuse large ones (a
 //! machine out of memory), which must be a `LoadError`, never an abort.
 
-mod common;
-
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use crate::alloc::{LARGEST, WATCHED, WATCHED_REFUSED_FROM};
 use interned_string_db::{LoadError, LoadProblem, Snapshot};
-
-thread_local! {
-    /// Whether this thread's allocations are watched. `const`, with no
-    /// destructor, so reading it never allocates.
-    static WATCHED: Cell<bool> = const { Cell::new(false) };
-    /// The largest allocation this thread asked for while watched.
-    static LARGEST: Cell<usize> = const { Cell::new(0) };
-    /// While watched, allocations from this size fail.
-    static REFUSED_FROM: Cell<usize> = const { Cell::new(usize::MAX) };
-}
-
-struct Watching;
-
-// SAFETY: forwards to `System`, or returns null, which `GlobalAlloc` allows.
-unsafe impl GlobalAlloc for Watching {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if WATCHED.try_with(Cell::get).unwrap_or(false) {
-            let _ = LARGEST.try_with(|l| l.set(l.get().max(layout.size())));
-            if layout.size() >= REFUSED_FROM.try_with(Cell::get).unwrap_or(usize::MAX) {
-                return std::ptr::null_mut();
-            }
-        }
-        // SAFETY: the caller upholds `GlobalAlloc::alloc`'s contract.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: as above.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
-#[global_allocator]
-static ALLOCATOR: Watching = Watching;
 
 /// Loads `path` on this thread, refusing allocations from `refused_from`
 /// bytes: the result, and the largest allocation asked for.
 fn load_watched(path: &Path, refused_from: usize) -> (Result<Snapshot, LoadError>, usize) {
     LARGEST.with(|l| l.set(0));
-    REFUSED_FROM.with(|r| r.set(refused_from));
+    WATCHED_REFUSED_FROM.with(|r| r.set(refused_from));
     WATCHED.with(|w| w.set(true));
     let result = Snapshot::load(path);
     WATCHED.with(|w| w.set(false));
@@ -89,14 +54,14 @@ fn counts_a_sparse_file_claims_allocate_nothing() {
     for (what, counts) in claims {
         let Some(path) = sparse(
             &format!("claims-{}", what.replace(' ', "-")),
-            &common::file_header(counts),
+            &crate::common::file_header(counts),
             TIB,
         ) else {
             return;
         };
         let (result, largest) = load_watched(&path, usize::MAX);
         let err = result.expect_err(what);
-        assert!(common::found_in_a_hole(err.problem()), "{what}: {err}");
+        assert!(crate::common::found_in_a_hole(err.problem()), "{what}: {err}");
         assert!(
             largest <= 1 << 20,
             "{what}: an allocation of {largest} bytes"
@@ -111,7 +76,7 @@ fn counts_a_sparse_file_claims_allocate_nothing() {
 #[test]
 fn running_out_of_memory_while_reading_is_an_error() {
     const STRINGS: u64 = 64 << 20;
-    let mut bytes = common::file_header([1, STRINGS, 0, 0]);
+    let mut bytes = crate::common::file_header([1, STRINGS, 0, 0]);
     bytes.extend_from_slice(&1u64.to_le_bytes());
     bytes.extend_from_slice(&STRINGS.to_le_bytes());
     let Some(path) = sparse("zeros", &bytes, 64 + 16 + STRINGS + 8) else {

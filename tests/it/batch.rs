@@ -1,8 +1,6 @@
 //! `intern_batch`: the same ids and effects as interning each name in turn,
 //! errors that say where the batch stopped, run against every strategy.
 
-mod common;
-
 use interned_string_db::{get_id, BatchError, Config, Error, InternedStringDb, Strategy};
 
 fn db<S: Strategy>(config: Config) -> InternedStringDb<S> {
@@ -12,7 +10,7 @@ fn db<S: Strategy>(config: Config) -> InternedStringDb<S> {
 /// Names with repeats, within a step of 64 and across steps.
 fn names() -> Vec<String> {
     (0..300)
-        .map(|i| common::name(0, if i % 5 == 0 { i / 5 } else { i }))
+        .map(|i| crate::common::name(0, if i % 5 == 0 { i / 5 } else { i }))
         .collect()
 }
 

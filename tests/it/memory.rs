@@ -6,51 +6,10 @@
 //! up as a 900-byte "leak" on a loaded machine. Everything the db does here
 //! happens on the test's thread.
 
-mod common;
+use std::sync::atomic::Ordering;
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-use std::sync::atomic::{AtomicIsize, Ordering};
-
+use crate::alloc::{COUNTED, COUNTED_ALLOCATIONS, COUNTED_LIVE};
 use interned_string_db::{Config, InternedStringDb, Registered, Strategy, DEFAULT_CONFLICT_BUDGET};
-
-struct Counting;
-
-static LIVE: AtomicIsize = AtomicIsize::new(0);
-/// Allocations made by counted threads.
-static ALLOCATIONS: AtomicIsize = AtomicIsize::new(0);
-
-thread_local! {
-    /// Whether this thread's allocations are counted. `const`, with no
-    /// destructor, so reading it never allocates.
-    static COUNTED: Cell<bool> = const { Cell::new(false) };
-}
-
-fn counted() -> bool {
-    COUNTED.try_with(Cell::get).unwrap_or(false)
-}
-
-// SAFETY: forwards to `System`, only counting.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if counted() {
-            LIVE.fetch_add(layout.size() as isize, Ordering::Relaxed);
-            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        }
-        // SAFETY: the caller upholds `GlobalAlloc::alloc`'s contract.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        if counted() {
-            LIVE.fetch_sub(layout.size() as isize, Ordering::Relaxed);
-        }
-        // SAFETY: as above.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
-#[global_allocator]
-static ALLOCATOR: Counting = Counting;
 
 /// The counter is process-wide: tests that count take turns, each counting
 /// its own thread only while it holds its turn ([`count_this_thread`]).
@@ -72,11 +31,21 @@ fn count_this_thread() -> impl Drop {
 }
 
 fn live() -> isize {
-    LIVE.load(Ordering::Relaxed)
+    COUNTED_LIVE.load(Ordering::Relaxed)
 }
 
+/// Names [`fill`] and the snapshot's test intern: fewer in a debug build,
+/// where filling the copy-on-write strategy (quadratic) took most of a
+/// minute; every NC still grows its tables, slabs or copies many times
+/// over.
+const FILL: usize = if cfg!(debug_assertions) {
+    6_000
+} else {
+    20_000
+};
+
 fn fill<S: Strategy>(db: &InternedStringDb<S>) {
-    for i in 0..20_000 {
+    for i in 0..FILL {
         db.intern(
             i % 16,
             &format!("model_{}/layer_{}/tensor_{i}", i % 3, i % 50),
@@ -87,18 +56,15 @@ fn fill<S: Strategy>(db: &InternedStringDb<S>) {
 }
 
 fn frees_everything<S: Strategy>() {
-    // Process-wide state a dependency allocates once and keeps (arc-swap's
-    // per-thread debt node) is not the db's: allocate it before the baseline.
-    {
-        let warm: InternedStringDb<S> = InternedStringDb::with_config(Config::new().ncs(1));
-        warm.intern(0, "warm-up").unwrap();
-    }
+    // Process-wide state a dependency allocates once and keeps is not the
+    // db's: allocate it before the baseline.
+    crate::common::warm_up::<S>();
     let baseline = live();
     {
         let db: InternedStringDb<S> = InternedStringDb::with_config(Config::new().ncs(16));
         fill(&db);
         assert!(
-            live() - baseline > 20_000 * 30,
+            live() - baseline > (FILL * 30) as isize,
             "{}: the strings are stored",
             S::NAME
         );
@@ -175,19 +141,21 @@ fn conflict_log_is_bounded<S: Strategy>() {
 /// when every string is on two NCs (the duplicates are staged, then dropped).
 fn snapshot_is_strings_and_16_bytes_an_entry<S: Strategy>() {
     let db: InternedStringDb<S> = InternedStringDb::with_config(Config::new().ncs(16));
-    for i in 0..20_000 {
+    for i in 0..FILL {
         let name = format!("model_{}/layer_{}/tensor_{i}", i % 3, i % 50);
         db.intern(i % 16, &name).unwrap();
         db.intern((i + 1) % 16, &name).unwrap();
     }
     // Settled first: a strategy that builds its by-id index lazily builds
     // it at the first read of the by-id direction, this snapshot's, and
-    // the index is the db's memory, not the snapshot's.
+    // the index is the db's memory, not the snapshot's; so is what a
+    // dependency makes at a process's first read.
     assert_eq!(db.conflict_count(), 0);
+    crate::common::warm_up::<S>();
     let before = live();
     let snapshot = db.snapshot();
     let held = live() - before;
-    assert_eq!(snapshot.len(), 20_000);
+    assert_eq!(snapshot.len(), FILL);
     assert!(snapshot.conflicts().is_empty());
     let bound = snapshot.string_bytes() + 16 * snapshot.len();
     assert!(
@@ -207,12 +175,8 @@ fn snapshot_memory_is_bounded<S: Strategy>() {
 /// the first intern makes that NC's context alone.
 fn an_idle_nc_costs_a_pointer<S: Strategy>() {
     let _turn = count_this_thread();
-    // What a dependency allocates once per thread (arc-swap's debt node) is
-    // not an NC's.
-    {
-        let warm: InternedStringDb<S> = InternedStringDb::with_config(Config::new().ncs(1));
-        warm.intern(0, "warm-up").unwrap();
-    }
+    // What a dependency allocates once per thread or process is not an NC's.
+    crate::common::warm_up::<S>();
     let before = live();
     let db: InternedStringDb<S> = InternedStringDb::with_config(Config::new().ncs(256));
     let idle = live() - before;
@@ -258,11 +222,11 @@ fn a_hit_allocates_nothing<S: Strategy>() {
     }
     let _turn = count_this_thread();
     for round in 0..2 {
-        let before = ALLOCATIONS.load(Ordering::Relaxed);
+        let before = COUNTED_ALLOCATIONS.load(Ordering::Relaxed);
         for name in &names {
             db.intern(1, name).unwrap();
         }
-        let made = ALLOCATIONS.load(Ordering::Relaxed) - before;
+        let made = COUNTED_ALLOCATIONS.load(Ordering::Relaxed) - before;
         assert_eq!(made, 0, "{}: round {round}: {made} allocations", S::NAME);
         // Settles the NC (finds its conflicts: the mask makes ids collide).
         assert!(db.conflict_count() > 0);

@@ -1,5 +1,5 @@
 //! Forging snapshot files: shared by the library's file tests (through
-//! `tests/common`) and the CLI's (`cli/tests/cli.rs`, by path).
+//! `tests/it/common`) and the CLI's (`cli/tests/cli.rs`, by path).
 
 /// The 64-byte header of a version 1 snapshot file
 /// (`docs/snapshot-format.md`) claiming `counts` (entries, string bytes,

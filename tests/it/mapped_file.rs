@@ -3,7 +3,6 @@
 //! versions 1 and 2; an error, never a panic, for every truncated, flipped,
 //! sparse or crafted file.
 
-mod common;
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -210,14 +209,14 @@ fn an_empty_file_a_directory_and_a_missing_file() {
 /// A version 2 file (checksums right) whose header claims `counts` over
 /// `entries` and `conflicts` sections.
 fn forge_v2(counts: [u64; 4], entries: &[u8], conflicts: &[u8]) -> Vec<u8> {
-    common::forged_file(
-        common::file_header_of_version(2, counts),
+    crate::common::forged_file(
+        crate::common::file_header_of_version(2, counts),
         entries,
         conflicts,
     )
 }
 
-use common::entry_record as record;
+use crate::common::entry_record as record;
 
 /// Ends out of order or past the strings, and ids out of order: `get` and
 /// iteration report what they read, `verify` everything, as `load` does.
@@ -309,7 +308,7 @@ fn sparse_files_claiming_huge_counts() {
     for (what, counts) in claims {
         for version in [1, 2] {
             let path = dir.join(format!("{}-v{version}", what.replace(' ', "-")));
-            fs::write(&path, common::file_header_of_version(version, counts)).unwrap();
+            fs::write(&path, crate::common::file_header_of_version(version, counts)).unwrap();
             let file = fs::OpenOptions::new().write(true).open(&path).unwrap();
             if let Err(e) = file.set_len(TIB) {
                 eprintln!("skipped: no sparse files here: {e}");
@@ -324,7 +323,7 @@ fn sparse_files_claiming_huge_counts() {
                 Err(err) => err,
             };
             assert!(
-                common::found_in_a_hole(err.problem()),
+                crate::common::found_in_a_hole(err.problem()),
                 "{what}, v{version}: {err}"
             );
             fs::remove_file(&path).unwrap();

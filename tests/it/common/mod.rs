@@ -10,7 +10,7 @@ pub(crate) mod model;
 /// ([`interned_string_db::for_each_strategy`]), or on those named in
 /// `ISDB_STRATEGIES` (comma-separated `Strategy::NAME`s) when it is set.
 /// Attributes written before a name (such as `#[ignore]`) go on its test.
-#[macro_export]
+/// In scope in every module declared after `common` (`#[macro_use]`).
 macro_rules! for_each_strategy {
     ($($(#[$attr:meta])* $test:ident),* $(,)?) => {
         mod every_strategy {
@@ -96,6 +96,19 @@ pub(crate) fn colliding_db<S: interned_string_db::Strategy>(
             .ncs(ncs)
             .narrow_id_mask_for_tests(0),
     )
+}
+
+/// Makes, on this thread, what strategy `S`'s dependencies allocate once
+/// and keep (arc-swap's per-thread debt node; crossbeam's registry of the
+/// threads that read a `ShardedLock`, made at the first read in the
+/// process): a test that counts the db's bytes calls it before its
+/// baseline, so that what it counts does not depend on which tests ran
+/// before it in the process.
+pub(crate) fn warm_up<S: interned_string_db::Strategy>() {
+    use interned_string_db::{Config, InternedStringDb};
+    let warm: InternedStringDb<S> = InternedStringDb::with_config(Config::new().ncs(1));
+    warm.intern(0, "warm-up").unwrap();
+    assert_eq!(warm.snapshot().len(), 1);
 }
 
 /// A realistic trace name: 20 to 60 bytes.

@@ -1,8 +1,6 @@
 //! Deltas: what `InternedStringDb::delta` delivers to a cursor, run against
 //! every strategy.
 
-mod common;
-
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -31,8 +29,8 @@ fn entries(snapshot: &Snapshot) -> Entries {
 fn first_delta_is_the_snapshot<S: Strategy>() {
     let db = db::<S>(4);
     for i in 0..500 {
-        db.intern(i % 4, &common::name(0, i)).unwrap();
-        db.intern((i + 1) % 4, &common::name(0, i)).unwrap(); // on two NCs
+        db.intern(i % 4, &crate::common::name(0, i)).unwrap();
+        db.intern((i + 1) % 4, &crate::common::name(0, i)).unwrap(); // on two NCs
     }
     db.register(2, 77, b"seventy-seven").unwrap();
     db.register(1, 77, b"other 77").unwrap(); // across NCs: NC 1 is kept
@@ -54,8 +52,11 @@ fn deltas_add_up_to_the_snapshot<S: Strategy>() {
     for round in 0..10 {
         for i in 0..300 {
             // Names repeat across rounds and NCs.
-            db.intern((i * 7 + round) % 8, &common::name(i % 3, i * round % 700))
-                .unwrap();
+            db.intern(
+                (i * 7 + round) % 8,
+                &crate::common::name(i % 3, i * round % 700),
+            )
+            .unwrap();
         }
         deltas.push(db.delta(&mut cursor));
         absorb(&mut union, &mut conflicts, deltas.last().unwrap());
@@ -151,7 +152,8 @@ fn saved_deltas_merge_into_the_snapshot<S: Strategy>() {
     let mut loaded = Vec::new();
     for round in 0..3 {
         for i in 0..200 {
-            db.intern((i + round) % 4, &common::name(round, i)).unwrap();
+            db.intern((i + round) % 4, &crate::common::name(round, i))
+                .unwrap();
         }
         if round == 1 {
             db.register(2, 5, b"five").unwrap();
@@ -227,8 +229,8 @@ fn deltas_while_interning_and_closing<S: Strategy>() {
                 let db = &db;
                 s.spawn(move || {
                     for i in 0..PER_THREAD {
-                        let name = common::name(t % 2, i); // shared by pairs
-                                                           // An NC may be closed at the moment: try the next.
+                        let name = crate::common::name(t % 2, i); // shared by pairs
+                                                                  // An NC may be closed at the moment: try the next.
                         let _ = db
                             .intern((t + i) % 8, &name)
                             .or_else(|_| db.intern((t + i + 1) % 8, &name));

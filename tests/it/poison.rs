@@ -4,9 +4,10 @@
 //! conflicts lazily reports them, under its by-id map's lock), leaves the
 //! db usable and loses nothing.
 //!
-//! In its own test binary because it installs a process-wide logger.
-
-mod common;
+//! The logger it installs is process-wide, in the binary every integration
+//! test shares: it panics only on a record that carries [`PANIC_MARKER`],
+//! which no other test logs, and passes every other record over. The panic
+//! hook it sets while its logger panics stays quiet for that panic alone.
 
 use std::panic::{self, AssertUnwindSafe};
 
@@ -63,10 +64,18 @@ fn panic_while_interning_is_recovered<S: Strategy>() {
         .unwrap();
 
     let db_ref = &db;
-    let hook = panic::take_hook();
-    panic::set_hook(Box::new(|_| {})); // keep the expected panic quiet
-                                       // The intern reports the conflict (an eager strategy), or the count
-                                       // settles the NC and finds it (a lazy one).
+    // Keep the expected panic quiet; any other (another test's, running
+    // beside this one) goes to the hook as it was.
+    let hook = std::sync::Arc::new(panic::take_hook());
+    let others = std::sync::Arc::clone(&hook);
+    panic::set_hook(Box::new(move |info| {
+        let message = info.payload_as_str().unwrap_or_default();
+        if !message.contains(PANIC_MARKER) {
+            others(info);
+        }
+    }));
+    // The intern reports the conflict (an eager strategy), or the count
+    // settles the NC and finds it (a lazy one).
     PANICKED.store(false, std::sync::atomic::Ordering::Relaxed);
     let result = std::thread::scope(|scope| {
         scope
@@ -77,7 +86,7 @@ fn panic_while_interning_is_recovered<S: Strategy>() {
             })
             .join()
     });
-    panic::set_hook(hook);
+    panic::set_hook(Box::new(move |info| hook(info)));
     assert!(result.unwrap().is_err(), "the logger should have panicked");
 
     // Usable: every lock can be taken, by this and other threads.

@@ -1,11 +1,9 @@
 //! Property test: random operation sequences on every strategy agree with a
-//! simple model (tests/common/model.rs). Few NCs, short strings from a small
+//! simple model (tests/it/common/model.rs). Few NCs, short strings from a small
 //! alphabet and a 4-id mask make repeats, conflicts and cross-NC conflicts
 //! common.
 
-mod common;
-
-use common::model::{check_all, every_subject, Op};
+use crate::common::model::{check_all, every_subject, Op};
 use proptest::prelude::*;
 
 const NCS: usize = 3;
