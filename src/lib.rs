@@ -13,7 +13,7 @@
 //! assert_eq!(db.intern(3, "model_3/layer_41/tensor_1207"), Ok(id)); // idempotent
 //!
 //! let snapshot = db.snapshot(); // every open NC merged
-//! assert_eq!(snapshot.get_str(id), Some("model_3/layer_41/tensor_1207"));
+//! assert_eq!(snapshot.get_str(id), Some(Ok("model_3/layer_41/tensor_1207")));
 //!
 //! // Snapshots merge by union, and save to checksummed files
 //! // (`Snapshot::save`, `Snapshot::load`; docs/snapshot-format.md).

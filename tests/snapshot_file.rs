@@ -69,6 +69,21 @@ fn round_trip_through_a_stream_and_a_file() {
 }
 
 #[test]
+fn get_str_tells_a_name_not_utf8_from_an_absent_one() {
+    let binary = interned_string_db::get_id(&[0xff, 0xfe, 0]);
+    let text = interned_string_db::get_id(b"model_0/layer_0");
+    let absent = interned_string_db::get_id(b"never interned");
+    let loaded = Snapshot::read_from(&encoded(&sample())[..]).unwrap();
+    for snapshot in [sample(), loaded] {
+        assert_eq!(snapshot.get(binary), Some(&[0xff, 0xfe, 0][..]));
+        let err = snapshot.get_str(binary).unwrap().unwrap_err();
+        assert_eq!(err.valid_up_to(), 0, "0xff starts no UTF-8 sequence");
+        assert_eq!(snapshot.get_str(text), Some(Ok("model_0/layer_0")));
+        assert_eq!(snapshot.get_str(absent), None);
+    }
+}
+
+#[test]
 fn save_replaces_atomically_and_leaves_no_temporary() {
     let dir = scratch("atomic");
     let path = dir.join("dict.isdb");
@@ -307,11 +322,15 @@ fn merge_keeps_the_first_input_and_reports_conflicts() {
 
     let merged = Snapshot::merge([&a, &b, &c, &d]);
     assert_eq!(merged.len(), 4);
-    assert_eq!(merged.get_str(1), Some("one"), "the first input's bytes");
+    assert_eq!(
+        merged.get_str(1),
+        Some(Ok("one")),
+        "the first input's bytes"
+    );
     for name in ["shared", "only a", "only b"] {
         assert_eq!(
             merged.get_str(interned_string_db::get_id(name.as_bytes())),
-            Some(name)
+            Some(Ok(name))
         );
     }
     let conflict = |rejected: &str| Conflict {
