@@ -261,6 +261,40 @@ fn absurd_counts_allocate_nothing_and_fail() {
 }
 
 #[test]
+fn load_errors_name_their_file() {
+    let dir = scratch("named");
+    let path = dir.join("flush_2.isdb");
+    let mut bytes = encoded(&sample());
+    bytes[20] ^= 1; // the header's entry count: its checksum fails
+    fs::write(&path, &bytes).unwrap();
+    let err = Snapshot::load(&path).unwrap_err();
+    assert_eq!(err.path(), Some(path.as_path()));
+    assert!(
+        matches!(err.problem(), LoadProblem::ChecksumMismatch { .. }),
+        "{err}"
+    );
+    let shown = err.to_string();
+    let prefix = format!("{}: at byte {}: ", path.display(), err.offset());
+    assert!(shown.starts_with(&prefix), "{shown}");
+    assert_eq!(shown.matches("flush_2.isdb").count(), 1, "{shown}");
+
+    let missing = dir.join("missing.isdb");
+    let err = Snapshot::load(&missing).unwrap_err();
+    assert_eq!(err.path(), Some(missing.as_path()));
+    assert!(err
+        .to_string()
+        .starts_with(&format!("{}: at byte 0: ", missing.display())));
+    // The mapped reader's open names its file too.
+    let err = interned_string_db::MappedSnapshot::open(&path).unwrap_err();
+    assert_eq!(err.path(), Some(path.as_path()), "{err}");
+
+    // A stream has no path.
+    let err = read_err(&bytes);
+    assert_eq!(err.path(), None);
+    assert!(err.to_string().starts_with("at byte "), "{err}");
+}
+
+#[test]
 fn contents_must_follow_the_rules() {
     // Ids out of order.
     let entries = [record(5, 1), record(3, 1), b"ab".to_vec()].concat();
