@@ -215,3 +215,9 @@ pub use static_name::StaticName;
 // `test-util`), the one list of them: `strategy/mod.rs` says which this
 // build ships.
 pub use strategy::*;
+
+/// The README's Rust blocks, compiled and run with the crate's doctests
+/// (its `sh` blocks are commands, which rustdoc leaves alone).
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
