@@ -1,4 +1,7 @@
-//! The snapshot: every open shard merged into one deduplicated id → bytes map.
+//! The snapshot: every open shard merged into one deduplicated id → bytes
+//! map ([`Snapshot`], built by `build`); the delta [`Cursor`]; snapshot
+//! files, read whole (`file`) or in place ([`MappedSnapshot`]), both
+//! checking the format's rules the same way (`format`).
 
 mod build;
 mod cursor;
