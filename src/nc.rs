@@ -1,4 +1,7 @@
-//! One NeuronCore's context: its shard and the conflicts it has seen.
+//! One NeuronCore's context: its shard and the conflicts it has seen, made
+//! by the NC's first write (`NcSlot`, a [`OnceBox`]: until then the NC reads
+//! as open and empty); the walk of the open NCs that snapshots and deltas
+//! share, and the one pass that sizes them.
 
 use crate::conflict::ConflictLog;
 use crate::raw::OnceBox;

@@ -1,4 +1,6 @@
-//! Names whose id is computed at compile time.
+//! Names whose id is computed at compile time: [`StaticName`] and the
+//! macros `intern!` and `static_id!`, each call site registering its name
+//! in the global db once per NC.
 
 use crate::config::DEFAULT_NCS;
 use crate::db::InternedStringDb;

@@ -5,7 +5,7 @@
 //! cell in the crate for loom's model-checked versions. No other module imports
 //! `std::sync` directly, so nothing escapes the model.
 //!
-//! Locks are re-exported with poison recovery built in ([`read`], [`write`],
+//! Locks are re-exported with poison recovery built in ([`read`], [`write()`],
 //! [`lock`]): a panic on another thread while it held a lock must not make the
 //! interner unusable. Every protocol in this crate keeps its data consistent at
 //! every point where user code (a `log` call) can panic, so taking the data out

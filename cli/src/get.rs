@@ -13,7 +13,8 @@ use crate::{finish_io, format_u64, Failure};
 /// absent id is a failure with no output.
 pub(crate) fn get(input: &Path, ids: &[u64]) -> Result<(), Failure> {
     let failure = |e| Failure::from((input, e));
-    let snapshot = MappedSnapshot::open(input).map_err(failure)?;
+    // An error from `open` names its file; a lookup's does not.
+    let snapshot = MappedSnapshot::open(input).map_err(|e| Failure(e.to_string()))?;
     let mut names = Vec::with_capacity(ids.len());
     for &id in ids {
         match snapshot.get(id).map_err(failure)? {

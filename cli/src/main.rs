@@ -189,7 +189,8 @@ fn load_and_merge(inputs: &[PathBuf]) -> Result<Snapshot, Failure> {
     let bar = progress(inputs.len() as u64, "reading");
     let mut snapshots = Vec::with_capacity(inputs.len());
     for path in inputs {
-        snapshots.push(Snapshot::load(path).map_err(|e| Failure::from((path.as_path(), e)))?);
+        // A `LoadError` names its file.
+        snapshots.push(Snapshot::load(path).map_err(|e| Failure(e.to_string()))?);
         bar.inc(1);
     }
     bar.finish_and_clear();

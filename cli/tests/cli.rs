@@ -258,6 +258,18 @@ fn bad_input_and_output_fail_cleanly_for_every_command() {
         assert!(r.stderr.contains(says), "{args:?}: {}", r.stderr);
         assert!(!out.exists(), "{args:?} left an output");
     }
+    // A bad input is named once, with the offset and the problem.
+    for args in [
+        os(&[&"dump", &not_a_snapshot]),
+        os(&[&"merge", &"-o", &out, &good, &not_a_snapshot]),
+        os(&[&"get", &not_a_snapshot, &"1"]),
+    ] {
+        let line = format!(
+            "stringdb: {}: at byte 0: not a snapshot file (bad magic)",
+            not_a_snapshot.display()
+        );
+        assert_eq!(run(&args).stderr.trim_end(), line, "{args:?}");
+    }
     // An existing output is kept when the merge fails.
     fs::write(&out, "old").unwrap();
     assert_eq!(run(&os(&[&"merge", &"-o", &out, &corrupt])).code, Some(1));

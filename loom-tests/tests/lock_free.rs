@@ -104,7 +104,7 @@ fn lock_free_different_strings_race_growth() {
                 thread::spawn(move || {
                     let outcome = db.intern_with_outcome(0, own.as_bytes()).unwrap();
                     let snapshot = db.snapshot();
-                    assert_eq!(snapshot.get_str(get_id(own.as_bytes())), Some(own));
+                    assert_eq!(snapshot.get_str(get_id(own.as_bytes())), Some(Ok(own)));
                     if let Some(found) = snapshot.get(get_id(other.as_bytes())) {
                         assert_eq!(found, other.as_bytes());
                     }
@@ -119,7 +119,7 @@ fn lock_free_different_strings_race_growth() {
         let snapshot = db.snapshot();
         assert_eq!(snapshot.len(), 2);
         for s in ["a", "b"] {
-            assert_eq!(snapshot.get_str(get_id(s.as_bytes())), Some(s));
+            assert_eq!(snapshot.get_str(get_id(s.as_bytes())), Some(Ok(s)));
         }
     });
 }
@@ -178,7 +178,7 @@ fn lock_free_walk_races_insert() {
                 let mut cursor = Cursor::new();
                 let delta = db.delta(&mut cursor);
                 for s in ["a", "b"] {
-                    assert_eq!(delta.get_str(get_id(s.as_bytes())), Some(s));
+                    assert_eq!(delta.get_str(get_id(s.as_bytes())), Some(Ok(s)));
                 }
                 if let Some(c) = delta.get(get_id(b"c")) {
                     assert_eq!(c, b"c");
@@ -260,7 +260,7 @@ fn lock_free_walk_meets_a_claim_it_helped_past() {
                     }
                     let snapshot = db.snapshot();
                     for s in ["b", "c"] {
-                        assert_eq!(snapshot.get_str(get_id(s.as_bytes())), Some(s));
+                        assert_eq!(snapshot.get_str(get_id(s.as_bytes())), Some(Ok(s)));
                     }
                     if let Some(a) = snapshot.get(get_id(b"a")) {
                         assert_eq!(a, b"a");

@@ -1,4 +1,8 @@
-//! Reading names fast: prefetch hints, and equality of short byte strings.
+//! Reading names fast: the seeded hashes that place entries in the
+//! optimistic shard ([`hash_bytes`] for the by-bytes index, [`hash_id`] for
+//! the by-id map; not SipHash, which a hit never computes), the equality of
+//! short byte strings, the names of 17 to 64 bytes whose hash and compare
+//! share one length branch ([`mid_name`]), and prefetch hints.
 
 use crate::raw::sizes::FIXED_SEED;
 

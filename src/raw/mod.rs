@@ -13,8 +13,9 @@
 //!   prefetch hints that hits use;
 //! * [`once_box`]: a heap value made at most once and read without a lock
 //!   (each NC's context, made by its first write);
-//! * [`alloc`]: fallible allocation, and [`AllocError`], the one way this
-//!   module says that memory ran out.
+//! * [`alloc`]: fallible allocation, and [`AllocError`](alloc::AllocError),
+//!   the one way this module says that memory ran out;
+//! * [`mapping`]: a file mapped read-only, for the mapped snapshot reader.
 //!
 //! The safe API this module exports is small: [`RawShard`] finds entries by
 //! their bytes with acquire loads only, walks them without a lock, and does

@@ -1,4 +1,7 @@
-//! The cursor a delta advances, and the delta's bookkeeping.
+//! The cursor a delta advances, and the delta's bookkeeping: per NC, where
+//! its walk and its conflict log were read to, every id delivered with the
+//! bytes delivered, and the conflicts held until their id is; a mark and a
+//! rewind, so that a delta whose save fails is delivered again.
 
 use super::{Builder, Snapshot};
 use crate::conflict::{Conflict, ConflictLog};

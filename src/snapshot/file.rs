@@ -17,10 +17,13 @@ const UP_FRONT: u64 = 1 << 12;
 /// Bytes of strings read at a time, each read's room reserved fallibly.
 const STRING_CHUNK: u64 = 1 << 16;
 
-/// Why a snapshot file could not be read: the problem and the byte offset
-/// where it was found.
+/// Why a snapshot file could not be read: the problem, the byte offset
+/// where it was found and, when it was read from a path
+/// ([`Snapshot::load`]), the path, which its `Display` names first:
+/// `deltas/flush_2.isdb: at byte 16: the header's counts need ...`.
 #[derive(Debug)]
 pub struct LoadError {
+    path: Option<PathBuf>,
     offset: u64,
     problem: LoadProblem,
 }
@@ -77,7 +80,27 @@ pub enum LoadProblem {
 impl LoadError {
     /// `problem`, found at `offset`.
     pub(super) fn new(offset: u64, problem: LoadProblem) -> LoadError {
-        LoadError { offset, problem }
+        LoadError {
+            path: None,
+            offset,
+            problem,
+        }
+    }
+
+    /// The same error, met reading the file at `path`.
+    pub(super) fn in_file(self, path: &Path) -> LoadError {
+        LoadError {
+            path: Some(path.to_owned()),
+            ..self
+        }
+    }
+
+    /// The file the snapshot was read from: `Some` from [`Snapshot::load`]
+    /// and [`MappedSnapshot::open`](super::MappedSnapshot::open), `None` from
+    /// [`Snapshot::read_from`] (a stream has no path) and from a mapped
+    /// snapshot's lookups (its caller holds the path it opened).
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
     }
 
     /// The byte offset at which the problem was found.
@@ -93,6 +116,9 @@ impl LoadError {
 
 impl fmt::Display for LoadError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(path) = &self.path {
+            write!(f, "{}: ", path.display())?;
+        }
         write!(f, "at byte {}: ", self.offset)?;
         match &self.problem {
             LoadProblem::Io(e) => write!(f, "{e}"),
@@ -176,10 +202,7 @@ struct Source<R> {
 
 impl<R: Read> Source<R> {
     fn error(&self, problem: LoadProblem) -> LoadError {
-        LoadError {
-            offset: self.offset,
-            problem,
-        }
+        LoadError::new(self.offset, problem)
     }
 
     fn take(&mut self, buf: &mut [u8], what: &'static str) -> Result<(), LoadError> {
@@ -242,14 +265,14 @@ impl<R: Read> Source<R> {
         self.crc = crc32fast::Hasher::new();
         let stored = u32::from_le_bytes(b);
         if stored != computed {
-            return Err(LoadError {
-                offset: at,
-                problem: LoadProblem::ChecksumMismatch {
+            return Err(LoadError::new(
+                at,
+                LoadProblem::ChecksumMismatch {
                     section,
                     stored,
                     computed,
                 },
-            });
+            ));
         }
         Ok(())
     }
@@ -416,16 +439,18 @@ impl Snapshot {
     ///
     /// # Errors
     ///
-    /// As [`read_from`](Self::read_from); failing to open the file is an
-    /// [`LoadProblem::Io`] at offset 0.
+    /// As [`read_from`](Self::read_from), with the error naming `path`
+    /// ([`LoadError::path`], and first in its `Display`); failing to open
+    /// the file is an [`LoadProblem::Io`] at offset 0.
     pub fn load(path: impl AsRef<Path>) -> Result<Snapshot, LoadError> {
-        let io_error = |e| LoadError {
-            offset: 0,
-            problem: LoadProblem::Io(e),
-        };
-        let file = File::open(path).map_err(io_error)?;
-        let length = file.metadata().map_err(io_error)?.len();
-        read(BufReader::with_capacity(1 << 16, file), Some(length))
+        let path = path.as_ref();
+        let io_error = |e| LoadError::new(0, LoadProblem::Io(e));
+        (|| {
+            let file = File::open(path).map_err(io_error)?;
+            let length = file.metadata().map_err(io_error)?.len();
+            read(BufReader::with_capacity(1 << 16, file), Some(length))
+        })()
+        .map_err(|e| e.in_file(path))
     }
 }
 
@@ -513,19 +538,12 @@ fn read(input: impl Read, length: Option<u64>) -> Result<Snapshot, LoadError> {
         let id = src.u64("the entry records")?;
         let field = src.u64("the entry records")?;
         if snapshot.ids.last().is_some_and(|&last| last >= id) {
-            return Err(LoadError {
-                offset: at,
-                problem: LoadProblem::Unsorted(id),
-            });
+            return Err(LoadError::new(at, LoadProblem::Unsorted(id)));
         }
-        end = header.record_end(end, field).ok_or(LoadError {
-            offset: at + 8,
-            problem: LoadProblem::LengthsDisagree,
-        })?;
-        let oom = |problem| LoadError {
-            offset: at,
-            problem,
-        };
+        end = header
+            .record_end(end, field)
+            .ok_or(LoadError::new(at + 8, LoadProblem::LengthsDisagree))?;
+        let oom = |problem| LoadError::new(at, problem);
         push(&mut snapshot.ids, id).map_err(oom)?;
         // `end <= string_bytes`, which must fit in memory to be read below.
         push(
@@ -563,15 +581,9 @@ fn read(input: impl Read, length: Option<u64>) -> Result<Snapshot, LoadError> {
             }
         }
         if !format::conflict_follows(list.last().map(view), view(&conflict), snapshot.get(id)) {
-            return Err(LoadError {
-                offset: at,
-                problem: LoadProblem::BadConflict(id),
-            });
+            return Err(LoadError::new(at, LoadProblem::BadConflict(id)));
         }
-        push(&mut list, conflict).map_err(|problem| LoadError {
-            offset: at,
-            problem,
-        })?;
+        push(&mut list, conflict).map_err(|problem| LoadError::new(at, problem))?;
     }
     src.end_section("conflicts")?;
     snapshot.conflicts = list;

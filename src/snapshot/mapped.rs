@@ -114,8 +114,14 @@ impl MappedSnapshot {
     /// A [`LoadError`], as [`Snapshot::load`](crate::Snapshot::load)
     /// reports it; failing to open or map the file, or `path` not being a
     /// regular file (a device, a FIFO, a directory: nothing is mapped), is
-    /// a [`LoadProblem::Io`] at offset 0.
+    /// a [`LoadProblem::Io`] at offset 0. The error names `path`
+    /// ([`LoadError::path`]); those of later lookups do not.
     pub fn open(path: impl AsRef<Path>) -> Result<MappedSnapshot, LoadError> {
+        let path = path.as_ref();
+        Self::open_at(path).map_err(|e| e.in_file(path))
+    }
+
+    fn open_at(path: &Path) -> Result<MappedSnapshot, LoadError> {
         let io_error = |e| LoadError::new(0, LoadProblem::Io(e));
         let file = File::open(path).map_err(io_error)?;
         if !file.metadata().map_err(io_error)?.is_file() {

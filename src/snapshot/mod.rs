@@ -1,4 +1,7 @@
-//! The snapshot: every open shard merged into one deduplicated id → bytes map.
+//! The snapshot: every open shard merged into one deduplicated id → bytes
+//! map ([`Snapshot`], built by `build`); the delta [`Cursor`]; snapshot
+//! files, read whole (`file`) or in place ([`MappedSnapshot`]), both
+//! checking the format's rules the same way (`format`).
 
 mod build;
 mod cursor;
@@ -44,9 +47,24 @@ impl Snapshot {
         self.ids.binary_search(&id).ok().map(|at| self.entry(at))
     }
 
-    /// The string of `id`, if the snapshot holds it and it is UTF-8.
-    pub fn get_str(&self, id: u64) -> Option<&str> {
-        self.get(id).and_then(|b| core::str::from_utf8(b).ok())
+    /// The string of `id`: `None` if the snapshot does not hold it, and
+    /// `Some(Err(_))` if it does but its bytes are not UTF-8 (an id names
+    /// bytes, not necessarily text; [`get`](Self::get) returns them as they
+    /// are).
+    ///
+    /// ```
+    /// use interned_string_db::{get_id, InternedStringDb};
+    ///
+    /// let db = InternedStringDb::new();
+    /// let text = db.intern(0, "span/forward").unwrap();
+    /// let binary = db.intern_bytes(0, b"\xff\xfe").unwrap();
+    /// let snapshot = db.snapshot();
+    /// assert_eq!(snapshot.get_str(text), Some(Ok("span/forward")));
+    /// assert!(matches!(snapshot.get_str(binary), Some(Err(_))));
+    /// assert_eq!(snapshot.get_str(get_id(b"never interned")), None);
+    /// ```
+    pub fn get_str(&self, id: u64) -> Option<Result<&str, core::str::Utf8Error>> {
+        self.get(id).map(core::str::from_utf8)
     }
 
     /// Whether the snapshot holds `id`.

@@ -1,4 +1,5 @@
-//! The lock-free strategy: no mutex anywhere, misses included.
+//! The lock-free strategy: no mutex anywhere, misses included. Safe code
+//! over its shard in `src/raw/lock_free/`, which holds the protocol.
 
 use super::admission::{ByteBudget, OpenFlag};
 use super::id_keyed::{intern_by_id, Found, IdKeyedMap};

@@ -26,7 +26,8 @@ case "$mode" in
     *) echo "usage: $0 [--valgrind|--asan]" >&2; exit 2 ;;
 esac
 for program in tests/c/test_c_api.c tests/c/test_batch.c examples/c/example.c; do
-    binary="$out/$(basename "$program" .c)${mode#--}"
+    # Under target/ (ignored), so a run leaves `git status` clean.
+    binary="$out/$(basename "$program" .c)-${mode#--}"
     gcc "${flags[@]}" "$program" "${libs[@]}" -o "$binary"
     echo "--- $program ($mode)"
     "${runner[@]}" "$binary"

@@ -42,7 +42,7 @@ fn conflict_is_recorded<S: Strategy>() {
 
     let snapshot = db.snapshot();
     assert_eq!(snapshot.len(), 1);
-    assert_eq!(snapshot.get_str(1), Some("first"));
+    assert_eq!(snapshot.get_str(1), Some(Ok("first")));
     assert_eq!(snapshot.conflicts(), &[expected]);
 }
 
@@ -55,7 +55,7 @@ fn conflict_across_shards_is_reported<S: Strategy>() {
     let snapshot = db.snapshot();
     assert_eq!(
         snapshot.get_str(1),
-        Some("alpha"),
+        Some(Ok("alpha")),
         "the lowest NC's string is kept"
     );
     assert_eq!(
@@ -107,7 +107,7 @@ fn conflict_budget_counts_what_it_cannot_store<S: Strategy>() {
     );
     assert_eq!(db.register(1, 1, b"y"), Ok(Registered::Conflict));
     let snapshot = db.snapshot();
-    assert_eq!(snapshot.get_str(1), Some("first"));
+    assert_eq!(snapshot.get_str(1), Some(Ok("first")));
     assert_eq!(snapshot.conflicts_dropped(), 3);
     db.close_nc(1).unwrap();
     assert_eq!(
@@ -159,7 +159,7 @@ fn crafted_collision_never_replaces_the_first_string<S: Strategy>() {
         assert_eq!(db.lookup(0, &crafted), None);
         if i % 500 == 0 {
             let snapshot = db.snapshot();
-            assert_eq!(snapshot.get_str(1), Some("victim"), "after {i}");
+            assert_eq!(snapshot.get_str(1), Some(Ok("victim")), "after {i}");
             assert!(snapshot.conflicts().iter().all(|c| &*c.kept == b"victim"));
         }
     }
@@ -171,7 +171,7 @@ fn crafted_collision_never_replaces_the_first_string<S: Strategy>() {
     assert_eq!(db.lookup(0, "victim"), Some(1));
     let snapshot = db.snapshot();
     assert_eq!(snapshot.len(), 1);
-    assert_eq!(snapshot.get_str(1), Some("victim"));
+    assert_eq!(snapshot.get_str(1), Some(Ok("victim")));
     assert_eq!(snapshot.conflicts_dropped(), db.conflicts_dropped());
 }
 
@@ -204,7 +204,7 @@ fn real_collision_keeps_the_first_string<S: Strategy>() {
     assert_eq!(db.lookup(0, B), None);
     assert_eq!(db.resolve(1, ID).as_deref(), Some(B.as_bytes()));
     let snapshot = db.snapshot();
-    assert_eq!(snapshot.get_str(ID), Some(A));
+    assert_eq!(snapshot.get_str(ID), Some(Ok(A)));
     assert_eq!(
         snapshot.conflicts(),
         &[Conflict {
@@ -220,7 +220,7 @@ fn first_string_survives_deltas_files_and_merges<S: Strategy>() {
     let mut cursor = Cursor::new();
     db.intern(0, "victim").unwrap();
     let first = db.delta(&mut cursor);
-    assert_eq!(first.get_str(1), Some("victim"));
+    assert_eq!(first.get_str(1), Some(Ok("victim")));
     for i in 0..100 {
         let crafted = format!("crafted_{i}");
         db.intern(0, &crafted).unwrap();
@@ -238,7 +238,7 @@ fn first_string_survives_deltas_files_and_merges<S: Strategy>() {
     let mut file = Vec::new();
     db.snapshot().write_to(&mut file).unwrap();
     let loaded = Snapshot::read_from(&file[..]).unwrap();
-    assert_eq!(loaded.get_str(1), Some("victim"));
+    assert_eq!(loaded.get_str(1), Some(Ok("victim")));
     assert!(loaded.conflicts().iter().all(|c| &*c.kept == b"victim"));
 
     let other = colliding_db::<S>(1);
@@ -246,7 +246,7 @@ fn first_string_survives_deltas_files_and_merges<S: Strategy>() {
     let merged = Snapshot::merge([&loaded, &other.snapshot()]);
     assert_eq!(
         merged.get_str(1),
-        Some("victim"),
+        Some(Ok("victim")),
         "the lower input's bytes are kept"
     );
     assert!(merged
@@ -285,7 +285,7 @@ fn first_wins_within_and_across_slabs<S: Strategy>() {
     let snapshot = db.snapshot();
     assert_eq!(snapshot.len(), first.len());
     for (&id, name) in &first {
-        assert_eq!(snapshot.get_str(id), Some(name.as_str()), "id {id}");
+        assert_eq!(snapshot.get_str(id), Some(Ok(name.as_str())), "id {id}");
         assert_eq!(db.resolve(0, id).as_deref(), Some(name.as_bytes()));
     }
     for conflict in snapshot.conflicts() {
@@ -294,7 +294,11 @@ fn first_wins_within_and_across_slabs<S: Strategy>() {
     let merged = Snapshot::merge(&deltas);
     assert_eq!(merged.len(), first.len(), "each id delivered once");
     for (&id, name) in &first {
-        assert_eq!(merged.get_str(id), Some(name.as_str()), "delta of id {id}");
+        assert_eq!(
+            merged.get_str(id),
+            Some(Ok(name.as_str())),
+            "delta of id {id}"
+        );
     }
     // Every conflict reported once: each later string of an id, by the
     // snapshot, by the deltas together, and by the db, whether the strategy

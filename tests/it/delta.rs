@@ -186,7 +186,7 @@ fn closed_nc_catches_up_after_reopening<S: Strategy>() {
     db.intern(0, "open").unwrap();
     let delta = db.delta(&mut cursor);
     assert_eq!(delta.len(), 1);
-    assert_eq!(delta.get_str(db.id_of(b"open")), Some("open"));
+    assert_eq!(delta.get_str(db.id_of(b"open")), Some(Ok("open")));
     db.open_nc(1).unwrap();
     db.intern(1, "after").unwrap();
     let delta = db.delta(&mut cursor);

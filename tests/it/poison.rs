@@ -110,7 +110,7 @@ fn panic_while_interning_is_recovered<S: Strategy>() {
     for name in &stored {
         assert_eq!(
             snapshot.get_str(db.id_of(name.as_bytes())),
-            Some(name.as_str())
+            Some(Ok(name.as_str()))
         );
     }
     let after = db.id_of(b"after");

@@ -67,6 +67,21 @@ fn round_trip_through_a_stream_and_a_file() {
 }
 
 #[test]
+fn get_str_tells_a_name_not_utf8_from_an_absent_one() {
+    let binary = interned_string_db::get_id(&[0xff, 0xfe, 0]);
+    let text = interned_string_db::get_id(b"model_0/layer_0");
+    let absent = interned_string_db::get_id(b"never interned");
+    let loaded = Snapshot::read_from(&encoded(&sample())[..]).unwrap();
+    for snapshot in [sample(), loaded] {
+        assert_eq!(snapshot.get(binary), Some(&[0xff, 0xfe, 0][..]));
+        let err = snapshot.get_str(binary).unwrap().unwrap_err();
+        assert_eq!(err.valid_up_to(), 0, "0xff starts no UTF-8 sequence");
+        assert_eq!(snapshot.get_str(text), Some(Ok("model_0/layer_0")));
+        assert_eq!(snapshot.get_str(absent), None);
+    }
+}
+
+#[test]
 fn save_replaces_atomically_and_leaves_no_temporary() {
     let dir = scratch("atomic");
     let path = dir.join("dict.isdb");
@@ -244,6 +259,40 @@ fn absurd_counts_allocate_nothing_and_fail() {
 }
 
 #[test]
+fn load_errors_name_their_file() {
+    let dir = scratch("named");
+    let path = dir.join("flush_2.isdb");
+    let mut bytes = encoded(&sample());
+    bytes[20] ^= 1; // the header's entry count: its checksum fails
+    fs::write(&path, &bytes).unwrap();
+    let err = Snapshot::load(&path).unwrap_err();
+    assert_eq!(err.path(), Some(path.as_path()));
+    assert!(
+        matches!(err.problem(), LoadProblem::ChecksumMismatch { .. }),
+        "{err}"
+    );
+    let shown = err.to_string();
+    let prefix = format!("{}: at byte {}: ", path.display(), err.offset());
+    assert!(shown.starts_with(&prefix), "{shown}");
+    assert_eq!(shown.matches("flush_2.isdb").count(), 1, "{shown}");
+
+    let missing = dir.join("missing.isdb");
+    let err = Snapshot::load(&missing).unwrap_err();
+    assert_eq!(err.path(), Some(missing.as_path()));
+    assert!(err
+        .to_string()
+        .starts_with(&format!("{}: at byte 0: ", missing.display())));
+    // The mapped reader's open names its file too.
+    let err = interned_string_db::MappedSnapshot::open(&path).unwrap_err();
+    assert_eq!(err.path(), Some(path.as_path()), "{err}");
+
+    // A stream has no path.
+    let err = read_err(&bytes);
+    assert_eq!(err.path(), None);
+    assert!(err.to_string().starts_with("at byte "), "{err}");
+}
+
+#[test]
 fn contents_must_follow_the_rules() {
     // Ids out of order.
     let entries = [record(5, 1), record(3, 1), b"ab".to_vec()].concat();
@@ -305,11 +354,15 @@ fn merge_keeps_the_first_input_and_reports_conflicts() {
 
     let merged = Snapshot::merge([&a, &b, &c, &d]);
     assert_eq!(merged.len(), 4);
-    assert_eq!(merged.get_str(1), Some("one"), "the first input's bytes");
+    assert_eq!(
+        merged.get_str(1),
+        Some(Ok("one")),
+        "the first input's bytes"
+    );
     for name in ["shared", "only a", "only b"] {
         assert_eq!(
             merged.get_str(interned_string_db::get_id(name.as_bytes())),
-            Some(name)
+            Some(Ok(name))
         );
     }
     let conflict = |rejected: &str| Conflict {

@@ -14,8 +14,8 @@
 //!
 //! Nothing here is freed while the table is shared: a table that is no
 //! longer the root stays in the chain until `clear` or drop (exclusive
-//! access), so readers never hold a pointer to freed memory. See
-//! `docs/design.md` (the lock-free strategy) for why not an epoch scheme.
+//! access), so readers never hold a pointer to freed memory. Why not an
+//! epoch scheme: `docs/history.md`.
 
 use core::hash::BuildHasher;
 use core::ptr::{self, NonNull};

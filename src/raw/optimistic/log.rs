@@ -3,7 +3,7 @@
 //!
 //! # Layout
 //!
-//! Records ([`record`](super::record)) are bump-allocated, packed with no
+//! Records ([`record`]) are bump-allocated, packed with no
 //! padding, from slabs: one `bumpalo::Bump` each, of [`SLAB_BYTES`] made at
 //! once and never grown (its allocation limit is what it holds, so no chunk
 //! ever doubles); a full slab is followed by a new `Bump`, and a record
