@@ -3,7 +3,6 @@
 //! versions 1 and 2; an error, never a panic, for every truncated, flipped,
 //! sparse or crafted file.
 
-
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -308,7 +307,11 @@ fn sparse_files_claiming_huge_counts() {
     for (what, counts) in claims {
         for version in [1, 2] {
             let path = dir.join(format!("{}-v{version}", what.replace(' ', "-")));
-            fs::write(&path, crate::common::file_header_of_version(version, counts)).unwrap();
+            fs::write(
+                &path,
+                crate::common::file_header_of_version(version, counts),
+            )
+            .unwrap();
             let file = fs::OpenOptions::new().write(true).open(&path).unwrap();
             if let Err(e) = file.set_len(TIB) {
                 eprintln!("skipped: no sparse files here: {e}");

@@ -43,7 +43,11 @@ fn read_err(bytes: &[u8]) -> LoadError {
 /// A file whose sections are as given, with correct checksums: to reach the
 /// checks behind them.
 fn forge(header_counts: [u64; 4], entries: &[u8], conflicts: &[u8]) -> Vec<u8> {
-    crate::common::forged_file(crate::common::file_header(header_counts), entries, conflicts)
+    crate::common::forged_file(
+        crate::common::file_header(header_counts),
+        entries,
+        conflicts,
+    )
 }
 
 use crate::common::entry_record as record;

@@ -61,7 +61,10 @@ fn counts_a_sparse_file_claims_allocate_nothing() {
         };
         let (result, largest) = load_watched(&path, usize::MAX);
         let err = result.expect_err(what);
-        assert!(crate::common::found_in_a_hole(err.problem()), "{what}: {err}");
+        assert!(
+            crate::common::found_in_a_hole(err.problem()),
+            "{what}: {err}"
+        );
         assert!(
             largest <= 1 << 20,
             "{what}: an allocation of {largest} bytes"
