@@ -1,9 +1,14 @@
 //! The rules of `docs/snapshot-format.md` that every reader checks the
 //! same way: the header, an entry record's end offset, a conflict's place.
 //! The stream reader (`file.rs`) and the mapped reader (`mapped.rs`) both
-//! call these, so they accept and refuse the same files.
+//! call these, so they accept and refuse the same files, and report what
+//! breaks a rule as a [`LoadError`]: the problem ([`LoadProblem`]), where
+//! it was found and in which file.
 
-use super::file::{LoadError, LoadProblem};
+use std::fmt;
+use std::io;
+use std::path::{Path, PathBuf};
+
 use crate::conflict::ConflictRef;
 
 /// The file's first 8 bytes.
@@ -145,4 +150,157 @@ pub(super) fn conflict_follows(
         (p.id, p.kept, p.rejected) < (conflict.id, conflict.kept, conflict.rejected)
     }) && entry.is_none_or(|entry| entry == conflict.kept)
         && conflict.kept != conflict.rejected
+}
+
+/// Why a snapshot file could not be read: the problem, the byte offset
+/// where it was found and, when it was read from a path
+/// ([`Snapshot::load`](crate::Snapshot::load)), the path, which its `Display` names first:
+/// `deltas/flush_2.isdb: at byte 16: the header's counts need ...`.
+#[derive(Debug)]
+pub struct LoadError {
+    path: Option<PathBuf>,
+    offset: u64,
+    problem: LoadProblem,
+}
+
+/// What is wrong with a snapshot file.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum LoadProblem {
+    /// Reading failed (or the file could not be opened: offset 0).
+    Io(io::Error),
+    /// The file ends inside the named part.
+    Truncated(&'static str),
+    /// The first 8 bytes are not `ISDBSNAP`: not a snapshot file.
+    BadMagic,
+    /// A format version this crate does not read.
+    UnsupportedVersion(u32),
+    /// Flags or reserved bytes this version does not define are set.
+    UnknownFlags,
+    /// The named section's checksum does not match its bytes.
+    ChecksumMismatch {
+        /// `header`, `entries` or `conflicts`.
+        section: &'static str,
+        /// The checksum stored in the file.
+        stored: u32,
+        /// The checksum of the bytes read.
+        computed: u32,
+    },
+    /// The header's counts need more bytes than the file has.
+    CountsExceedFile {
+        /// Bytes the counts imply, at least.
+        needed: u64,
+        /// The file's length.
+        length: u64,
+    },
+    /// The entries' lengths do not add up to the header's string bytes.
+    LengthsDisagree,
+    /// An id not greater than the one before it: entries must be sorted by
+    /// id, each once.
+    Unsorted(u64),
+    /// A conflict out of order, repeated, rejecting its own kept bytes, or
+    /// whose kept bytes are not the entry's.
+    BadConflict(u64),
+    /// Bytes after the last section.
+    TrailingBytes,
+    /// Memory for what the file holds could not be allocated: it was read
+    /// as far as the offset, with memory growing as the data arrived.
+    OutOfMemory {
+        /// The bytes asked for, beyond those already held, that could not
+        /// be allocated.
+        bytes: usize,
+    },
+}
+
+impl LoadError {
+    /// `problem`, found at `offset`.
+    pub(super) fn new(offset: u64, problem: LoadProblem) -> LoadError {
+        LoadError {
+            path: None,
+            offset,
+            problem,
+        }
+    }
+
+    /// The same error, met reading the file at `path`.
+    pub(super) fn in_file(self, path: &Path) -> LoadError {
+        LoadError {
+            path: Some(path.to_owned()),
+            ..self
+        }
+    }
+
+    /// The file the snapshot was read from: `Some` from [`Snapshot::load`](crate::Snapshot::load)
+    /// and [`MappedSnapshot::open`](super::MappedSnapshot::open), `None` from
+    /// [`Snapshot::read_from`](crate::Snapshot::read_from) (a stream has no path) and from a mapped
+    /// snapshot's lookups (its caller holds the path it opened).
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    /// The byte offset at which the problem was found.
+    pub fn offset(&self) -> u64 {
+        self.offset
+    }
+
+    /// The problem.
+    pub fn problem(&self) -> &LoadProblem {
+        &self.problem
+    }
+}
+
+impl fmt::Display for LoadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(path) = &self.path {
+            write!(f, "{}: ", path.display())?;
+        }
+        write!(f, "at byte {}: ", self.offset)?;
+        match &self.problem {
+            LoadProblem::Io(e) => write!(f, "{e}"),
+            LoadProblem::Truncated(what) => write!(f, "the file ends inside {what}"),
+            LoadProblem::BadMagic => write!(f, "not a snapshot file (bad magic)"),
+            LoadProblem::UnsupportedVersion(v) => {
+                write!(
+                    f,
+                    "format version {v} is not supported (this reads {VERSION_1} and {VERSION_2})"
+                )
+            }
+            LoadProblem::UnknownFlags => write!(f, "flags or reserved bytes are set"),
+            LoadProblem::ChecksumMismatch {
+                section,
+                stored,
+                computed,
+            } => write!(
+                f,
+                "the {section} section is corrupt (checksum {stored:#010x} stored, {computed:#010x} computed)"
+            ),
+            LoadProblem::CountsExceedFile { needed, length } => write!(
+                f,
+                "the header's counts need at least {needed} bytes, but the file has {length}"
+            ),
+            LoadProblem::LengthsDisagree => write!(
+                f,
+                "the entries' lengths do not add up to the header's string bytes"
+            ),
+            LoadProblem::Unsorted(id) => write!(f, "entry id {id} is out of order or repeated"),
+            LoadProblem::BadConflict(id) => write!(
+                f,
+                "conflict on id {id} is out of order, repeated, or disagrees with its entry"
+            ),
+            LoadProblem::TrailingBytes => write!(f, "bytes follow the last section"),
+            LoadProblem::OutOfMemory { bytes } => write!(
+                f,
+                "out of memory: {bytes} bytes more for what the file holds could not be allocated"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for LoadError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match &self.problem {
+            LoadProblem::Io(e) => Some(e),
+            _ => None,
+        }
+    }
 }

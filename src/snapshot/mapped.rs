@@ -6,9 +6,10 @@ use std::fs::File;
 use std::io;
 use std::path::Path;
 
-use super::file::{push, LoadError, LoadProblem};
+use super::file::push;
 use super::format::{
-    self, u64_at, Header, CHECKSUM_LEN, CONFLICT_RECORD, ENTRY_RECORD, HEADER_LEN, VERSION_1,
+    self, u64_at, Header, LoadError, LoadProblem, CHECKSUM_LEN, CONFLICT_RECORD, ENTRY_RECORD,
+    HEADER_LEN, VERSION_1,
 };
 use crate::conflict::{Conflict, ConflictRef};
 use crate::raw::mapping::MappedBytes;

@@ -12,7 +12,7 @@ mod walk;
 
 pub(crate) use self::build::Builder;
 pub use self::cursor::Cursor;
-pub use self::file::{LoadError, LoadProblem};
+pub use self::format::{LoadError, LoadProblem};
 pub use self::mapped::{MappedConflict, MappedConflicts, MappedIter, MappedSnapshot};
 pub(crate) use self::walk::Whole;
 
