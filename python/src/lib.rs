@@ -1,0 +1,44 @@
+//! Python bindings of `interned-string-db` (the `interned_string_db`
+//! module, built by maturin from `python/pyproject.toml`).
+//!
+//! * [`get_id`](ids::get_id) and [`get_ids`](ids::get_ids): the crate's
+//!   ids, bit for bit, one name or many (the GIL released while hashing);
+//! * [`Dictionary`](dictionary::Dictionary): a snapshot file read in place
+//!   ([`MappedSnapshot`](interned_string_db::MappedSnapshot)), with
+//!   `to_arrow` ([`arrow`]);
+//! * [`merge`](files::merge): snapshot files merged into one, as
+//!   `stringdb merge` does;
+//! * [`Interner`](interner::Interner) and [`Cursor`](interner::Cursor): an
+//!   interner for emitters written in Python.
+//!
+//! Every error of the crate becomes a Python exception with its reason
+//! ([`errors`]); nothing here panics on bad input. `python/README.md` is
+//! the user's guide, `python/interned_string_db.pyi` the typed API.
+
+use pyo3::prelude::*;
+
+mod arrow;
+mod bench;
+mod dictionary;
+mod errors;
+mod files;
+mod ids;
+mod interner;
+mod names;
+
+/// The module: see the crate docs and `interned_string_db.pyi`.
+#[pymodule]
+#[pyo3(name = "interned_string_db")]
+fn python_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(ids::get_id, m)?)?;
+    m.add_function(wrap_pyfunction!(ids::get_ids, m)?)?;
+    m.add_function(wrap_pyfunction!(files::merge, m)?)?;
+    m.add_function(wrap_pyfunction!(bench::_rust_get_ids_seconds, m)?)?;
+    m.add_function(wrap_pyfunction!(bench::_rust_load_seconds, m)?)?;
+    m.add_class::<dictionary::Dictionary>()?;
+    m.add_class::<interner::Interner>()?;
+    m.add_class::<interner::Cursor>()?;
+    m.add("INVALID_ID", interned_string_db::INVALID_ID)?;
+    m.add("MAX_ID", interned_string_db::MAX_ID)?;
+    Ok(())
+}
