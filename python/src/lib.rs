@@ -26,7 +26,9 @@ mod ids;
 mod interner;
 mod names;
 
-/// The module: see the crate docs and `interned_string_db.pyi`.
+/// Deterministic 50-bit string ids (`get_id`, `get_ids`), snapshot files
+/// read in place (`Dictionary`), merged (`merge`) and written by an
+/// `Interner`: interned-string-db from Python.
 #[pymodule]
 #[pyo3(name = "interned_string_db")]
 fn python_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
