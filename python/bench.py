@@ -34,10 +34,15 @@ def main():
     print(f"{N} names of {mean_len:.1f} bytes on average; Python {sys.version.split()[0]}")
 
     python = best(lambda: isdb.get_ids(names))
+    array = best(lambda: isdb.get_ids_array(names))
     rust = min(native._rust_get_ids_seconds(names) for _ in range(RUNS))
     print(f"get_ids(names):               {python * 1e3:7.1f} ms ({python / N * 1e9:5.1f} ns/name)")
     print(f"the same loop in Rust:        {rust * 1e3:7.1f} ms ({rust / N * 1e9:5.1f} ns/name)"
           f"  -> {python / rust:.2f}x")
+    print(f"get_ids_array(names):         {array * 1e3:7.1f} ms ({array / N * 1e9:5.1f} ns/name)"
+          f"  -> {array / rust:.2f}x")
+    ints = best(lambda: list(range(2**49, 2**49 + N)))
+    print(f"list(range(2**49, +{N})):  {ints * 1e3:7.1f} ms (the ints of a list[int] alone)")
 
     calls = 1_000_000
     get_id = min(timeit.repeat("get_id(s)", globals={"get_id": isdb.get_id, "s": NAME},

@@ -5,6 +5,7 @@ function of a name's bytes (a ``str`` by its UTF-8 encoding), the same in every
 process and in the Rust crate. Snapshot files map ids back to names.
 """
 
+import array
 import os
 import pathlib
 from collections.abc import Iterable, Iterator
@@ -33,6 +34,13 @@ def get_id(name: Name, /) -> int:
 
 def get_ids(names: Iterable[Name], /) -> list[int]:
     """The ids of ``names``, in order, in one call (hashed with the GIL released)."""
+
+def get_ids_array(names: Iterable[Name], /) -> array.array[int]:
+    """As ``get_ids``, in an ``array.array('Q')``: no ``int`` object per id.
+
+    ``numpy.frombuffer(a, dtype=numpy.uint64)`` and ``pyarrow.array(a)`` read
+    it without a copy.
+    """
 
 def merge(paths: Iterable[StrPath], out: StrPath) -> list[Conflict]:
     """Merges the snapshot files ``paths`` into ``out`` (as ``stringdb merge``).

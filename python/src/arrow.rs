@@ -73,8 +73,9 @@ fn columns(dictionary: &Dictionary, lossy: bool) -> Result<Columns, Stop> {
     Ok(Columns { ids, names })
 }
 
-/// The bytes of `values` in native byte order, as Arrow lays them out.
-fn native_bytes<'py, T: Copy, const N: usize>(
+/// The bytes of `values` in native byte order, as Arrow (and Python's
+/// `array`) lays them out.
+pub(crate) fn native_bytes<'py, T: Copy, const N: usize>(
     py: Python<'py>,
     values: &[T],
     to_bytes: impl Fn(T) -> [u8; N],

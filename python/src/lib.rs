@@ -34,6 +34,7 @@ mod names;
 fn python_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(ids::get_id, m)?)?;
     m.add_function(wrap_pyfunction!(ids::get_ids, m)?)?;
+    m.add_function(wrap_pyfunction!(ids::get_ids_array, m)?)?;
     m.add_function(wrap_pyfunction!(files::merge, m)?)?;
     m.add_function(wrap_pyfunction!(bench::_rust_get_ids_seconds, m)?)?;
     m.add_function(wrap_pyfunction!(bench::_rust_load_seconds, m)?)?;

@@ -29,6 +29,16 @@ def test_get_ids_matches_get_id_in_order_across_chunks():
     assert isdb.get_ids(names) == [isdb.get_id(n) for n in names]
 
 
+def test_get_ids_array_holds_the_same_ids():
+    names = [f"span/{i}" for i in range(10_000)]
+    ids = isdb.get_ids_array(names)
+    assert ids.typecode == "Q"
+    assert list(ids) == isdb.get_ids(names)
+    assert len(isdb.get_ids_array([])) == 0
+    with pytest.raises(TypeError, match="str or bytes"):
+        isdb.get_ids_array([1])
+
+
 def test_get_ids_takes_any_iterable():
     assert isdb.get_ids(iter(["a"])) == [KNOWN["a"]]
     assert isdb.get_ids(("a", b"model")) == [KNOWN["a"], KNOWN["model"]]
