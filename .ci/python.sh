@@ -1,17 +1,22 @@
 #!/usr/bin/env bash
 # CI job: the Python package (python/): its wheel built with maturin and
-# installed, then its pytest suite (pyarrow installed, so to_arrow runs).
+# installed, then its pytest suite (with pyarrow, pandas and DuckDB, so that
+# to_arrow and docs/offline-analysis.md's Python block run).
 source "$(dirname "$0")/common.sh"
 
 # Pinned: the versions the package was last checked with.
 MATURIN_VERSION=1.16.0
 PYTEST_VERSION=9.2.0
 PYARROW_VERSION=26.0.1
+# For the "From Python" block of docs/offline-analysis.md.
+PANDAS_VERSION=3.1.1
+DUCKDB_VERSION=2.0.1
 
 step "python: the wheel built with maturin, installed, and its pytest suite"
 command -v python3 >/dev/null || { apt-get update -qq && apt-get install -y -qq python3 python3-pip; }
 python3 --version
-pins=("maturin==$MATURIN_VERSION" "pytest==$PYTEST_VERSION" "pyarrow==$PYARROW_VERSION")
+pins=("maturin==$MATURIN_VERSION" "pytest==$PYTEST_VERSION" "pyarrow==$PYARROW_VERSION"
+    "pandas==$PANDAS_VERSION" "duckdb==$DUCKDB_VERSION")
 python3 -m pip install --quiet "${pins[@]}" \
     || python3 -m pip install --quiet --break-system-packages "${pins[@]}"
 # A debug wheel: the cargo profile the other jobs built the library in, so
