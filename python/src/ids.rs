@@ -1,7 +1,7 @@
 //! `get_id`, `get_ids` and `get_ids_array`: the crate's ids of names.
 
 use crate::arrow::native_bytes;
-use crate::names::{for_each_chunk, name_bytes};
+use crate::names::{capacity_hint, for_each_chunk, name_bytes};
 use pyo3::prelude::*;
 
 /// The id of `name` (a `str`, by its UTF-8 bytes, or `bytes`), bit for bit
@@ -14,7 +14,7 @@ pub(crate) fn get_id(name: &Bound<'_, PyAny>) -> PyResult<u64> {
 /// The ids of the names of the iterable `names`, in order: borrowed a
 /// chunk at a time and hashed with the GIL released.
 fn hash_all(py: Python<'_>, names: &Bound<'_, PyAny>) -> PyResult<Vec<u64>> {
-    let mut ids = Vec::with_capacity(names.len().unwrap_or(0));
+    let mut ids = Vec::with_capacity(capacity_hint(names));
     for_each_chunk(names, |chunk| {
         py.detach(|| ids.extend(chunk.iter().map(|name| interned_string_db::get_id(name))));
         Ok(())

@@ -8,7 +8,7 @@ use pyo3::types::PyDict;
 
 use crate::errors::{batch_error, interner_error, io_error, nc_index};
 use crate::files::{conflict_tuples, ConflictTuple};
-use crate::names::{for_each_chunk, name_bytes};
+use crate::names::{capacity_hint, for_each_chunk, name_bytes};
 
 /// A concurrent string interner (the crate's `InternedStringDb`, default
 /// strategy): one shard per NeuronCore, ids that are the names' hashes
@@ -110,7 +110,7 @@ impl Interner {
         names: &Bound<'_, PyAny>,
     ) -> PyResult<Vec<u64>> {
         let nc = nc_index(nc)?;
-        let mut ids = Vec::with_capacity(names.len().unwrap_or(0));
+        let mut ids = Vec::with_capacity(capacity_hint(names));
         for_each_chunk(names, |chunk| {
             let done = ids.len();
             ids.resize(done + chunk.len(), 0);

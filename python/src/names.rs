@@ -30,6 +30,13 @@ pub(crate) fn name_bytes<'a>(name: &'a Bound<'_, PyAny>) -> PyResult<&'a [u8]> {
     )))
 }
 
+/// Room to reserve for the ids of `names`: its length where it has one,
+/// but never more than a few chunks' worth up front, since `__len__` is
+/// only what the object claims (the vector grows past it as names arrive).
+pub(crate) fn capacity_hint(names: &Bound<'_, PyAny>) -> usize {
+    names.len().unwrap_or(0).min(CHUNK * 256)
+}
+
 /// Calls `each` with the bytes of every name of the iterable `names`, a
 /// chunk at a time, in order; stops at the first error.
 pub(crate) fn for_each_chunk(

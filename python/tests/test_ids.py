@@ -73,3 +73,16 @@ def test_an_iterable_that_raises_propagates_its_error():
 
     with pytest.raises(RuntimeError, match="emitter broke"):
         isdb.get_ids(names())
+
+
+def test_an_iterable_whose_len_lies_is_read_for_what_it_holds():
+    class Liar:
+        def __len__(self):
+            return 2**62
+
+        def __iter__(self):
+            return iter(["a", "model"])
+
+    assert isdb.get_ids(Liar()) == [KNOWN["a"], KNOWN["model"]]
+    assert list(isdb.get_ids_array(Liar())) == [KNOWN["a"], KNOWN["model"]]
+    assert isdb.Interner(ncs=1).intern_batch(0, Liar()) == [KNOWN["a"], KNOWN["model"]]
