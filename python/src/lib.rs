@@ -1,19 +1,21 @@
 //! Python bindings of `interned-string-db` (the `interned_string_db`
-//! module, built by maturin from `python/pyproject.toml`).
+//! module, built by maturin from `python/pyproject.toml`), one module a
+//! part of the API:
 //!
-//! * [`get_id`](ids::get_id) and [`get_ids`](ids::get_ids): the crate's
-//!   ids, bit for bit, one name or many (the GIL released while hashing);
-//! * [`Dictionary`](dictionary::Dictionary): a snapshot file read in place
-//!   ([`MappedSnapshot`](interned_string_db::MappedSnapshot)), with
-//!   `to_arrow` ([`arrow`]);
-//! * [`merge`](files::merge): snapshot files merged into one, as
-//!   `stringdb merge` does;
-//! * [`Interner`](interner::Interner) and [`Cursor`](interner::Cursor): an
-//!   interner for emitters written in Python.
+//! * `ids`: `get_id`, `get_ids` and `get_ids_array`, the crate's ids bit
+//!   for bit, one name or many (the GIL released while hashing), the names
+//!   borrowed by `names`;
+//! * `dictionary`: `Dictionary`, a snapshot file read in place
+//!   (`MappedSnapshot`), and `arrow`, its `to_arrow`;
+//! * `files`: `merge`, snapshot files merged into one as `stringdb merge`
+//!   does;
+//! * `interner`: `Interner` and `Cursor`, for emitters written in Python;
+//! * `errors`: every error of the crate as a Python exception with its
+//!   reason (nothing here panics on bad input);
+//! * `bench`: the Rust side of `python/bench.py`'s comparisons.
 //!
-//! Every error of the crate becomes a Python exception with its reason
-//! ([`errors`]); nothing here panics on bad input. `python/README.md` is
-//! the user's guide, `python/interned_string_db.pyi` the typed API.
+//! `python/README.md` is the user's guide, `python/interned_string_db.pyi`
+//! the typed API; the crate is tested through pytest (`python/tests/`).
 
 use pyo3::prelude::*;
 
