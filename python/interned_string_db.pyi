@@ -38,8 +38,7 @@ def get_ids(names: Iterable[Name], /) -> list[int]:
 def get_ids_array(names: Iterable[Name], /) -> array.array[int]:
     """As ``get_ids``, in an ``array.array('Q')``: no ``int`` object per id.
 
-    ``numpy.frombuffer(a, dtype=numpy.uint64)`` and ``pyarrow.array(a)`` read
-    it without a copy.
+    ``numpy.frombuffer(a, dtype=numpy.uint64)`` reads it without a copy.
     """
 
 def merge(paths: Iterable[StrPath], out: StrPath) -> list[Conflict]:

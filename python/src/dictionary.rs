@@ -36,7 +36,35 @@ fn id_arg(id: &Bound<'_, PyAny>) -> PyResult<Option<u64>> {
     }
 }
 
+/// The name `bytes` of `id` as Python gets it: `bytes` if `as_bytes`, else
+/// `str` (`UnicodeDecodeError` if it is not UTF-8).
+fn name_object<'py>(
+    py: Python<'py>,
+    id: u64,
+    bytes: &[u8],
+    as_bytes: bool,
+) -> PyResult<Bound<'py, PyAny>> {
+    Ok(if as_bytes {
+        bytes.into_pyobject(py)?.into_any()
+    } else {
+        utf8_name(py, id, bytes)?.into_pyobject(py)?.into_any()
+    })
+}
+
 impl Dictionary {
+    /// The name of `id` as [`name_object`] gives it, if the file holds it.
+    fn lookup<'py>(
+        &self,
+        py: Python<'py>,
+        id: &Bound<'py, PyAny>,
+        as_bytes: bool,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        match (id_arg(id)?, self.bytes_of(id)?) {
+            (Some(id), Some(bytes)) => name_object(py, id, bytes, as_bytes).map(Some),
+            _ => Ok(None),
+        }
+    }
+
     /// The bytes of `id`, if the file holds it.
     fn bytes_of(&self, id: &Bound<'_, PyAny>) -> PyResult<Option<&[u8]>> {
         let Some(id) = id_arg(id)? else {
@@ -102,11 +130,13 @@ impl Dictionary {
         Ok(self.bytes_of(id)?.is_some())
     }
 
-    fn __getitem__<'py>(&self, py: Python<'py>, id: &Bound<'py, PyAny>) -> PyResult<String> {
-        match self.bytes_of(id)? {
-            Some(bytes) => Ok(utf8_name(py, id.extract()?, bytes)?.to_owned()),
-            None => Err(PyKeyError::new_err(id.clone().unbind())),
-        }
+    fn __getitem__<'py>(
+        &self,
+        py: Python<'py>,
+        id: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        self.lookup(py, id, false)?
+            .ok_or_else(|| PyKeyError::new_err(id.clone().unbind()))
     }
 
     /// The name of `id` as `str`, or `default` if the file does not hold it.
@@ -117,14 +147,7 @@ impl Dictionary {
         id: &Bound<'py, PyAny>,
         default: Option<Bound<'py, PyAny>>,
     ) -> PyResult<Option<Bound<'py, PyAny>>> {
-        match self.bytes_of(id)? {
-            Some(bytes) => Ok(Some(
-                utf8_name(py, id.extract()?, bytes)?
-                    .into_pyobject(py)?
-                    .into_any(),
-            )),
-            None => Ok(default),
-        }
+        Ok(self.lookup(py, id, false)?.or(default))
     }
 
     /// The name of `id` as `bytes` (any name, UTF-8 or not), or `default`
@@ -136,10 +159,7 @@ impl Dictionary {
         id: &Bound<'py, PyAny>,
         default: Option<Bound<'py, PyAny>>,
     ) -> PyResult<Option<Bound<'py, PyAny>>> {
-        match self.bytes_of(id)? {
-            Some(bytes) => Ok(Some(bytes.into_pyobject(py)?.into_any())),
-            None => Ok(default),
-        }
+        Ok(self.lookup(py, id, true)?.or(default))
     }
 
     /// The ids, in increasing order, as a list.
@@ -158,11 +178,7 @@ impl Dictionary {
     fn items<'py>(&self, py: Python<'py>, as_bytes: bool) -> PyResult<Bound<'py, PyList>> {
         let items = PyList::empty(py);
         self.for_each(|id, bytes| {
-            let name = if as_bytes {
-                bytes.into_pyobject(py)?.into_any()
-            } else {
-                utf8_name(py, id, bytes)?.into_pyobject(py)?.into_any()
-            };
+            let name = name_object(py, id, bytes, as_bytes)?;
             items.append(PyTuple::new(py, [id.into_pyobject(py)?.into_any(), name])?)
         })?;
         Ok(items)

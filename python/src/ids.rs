@@ -31,8 +31,7 @@ pub(crate) fn get_ids(py: Python<'_>, names: &Bound<'_, PyAny>) -> PyResult<Vec<
 }
 
 /// As `get_ids`, but the ids in an `array.array('Q')` (8 bytes an id, no
-/// Python `int` each), which `numpy.frombuffer` and `pyarrow.array` read
-/// without a copy.
+/// Python `int` each), which `numpy.frombuffer` reads without a copy.
 #[pyfunction]
 pub(crate) fn get_ids_array<'py>(
     py: Python<'py>,
