@@ -69,8 +69,10 @@ impl Config {
     /// for every NC (after a [`reset`](crate::InternedStringDb::reset), at
     /// each NC's next write). With the default, 0, an NC's context is made
     /// by its first write, and an NC never written to costs a pointer. A
-    /// capacity the allocator refuses (or, for the optimistic
-    /// strategy, past 5 × 2^31 entries, its largest index) is
+    /// capacity the allocator refuses, one whose tables alone (8 bytes an
+    /// entry at least) would take more than the machine's memory (Linux), or,
+    /// for the optimistic strategy, one past 5 × 2^31 entries, its largest
+    /// index, is
     /// [`Error::ConfigTooLarge`](crate::Error::ConfigTooLarge) from
     /// [`try_with_config`](crate::InternedStringDb::try_with_config): never clamped,
     /// so that a db never silently has less room than asked for.
@@ -124,6 +126,24 @@ impl Config {
         self
     }
 
+    /// Whether the tables made up front (`ncs × initial_capacity` entries,
+    /// at least [`INDEX_BYTES_AN_ENTRY`] each, whatever the strategy) fit
+    /// the machine's memory, where it is known (Linux's `/proc/meminfo`).
+    /// Past it, an allocator that overcommits would accept the tables and
+    /// the process be killed as they were written, where
+    /// [`Error::ConfigTooLarge`](crate::Error::ConfigTooLarge) is the
+    /// answer a caller can act on.
+    pub(crate) fn fits_the_machine(&self) -> bool {
+        let Some(bytes) = self
+            .ncs
+            .checked_mul(self.initial_capacity)
+            .and_then(|entries| entries.checked_mul(INDEX_BYTES_AN_ENTRY))
+        else {
+            return false;
+        };
+        machine_memory().is_none_or(|memory| bytes as u64 <= memory)
+    }
+
     pub(crate) fn shard_config(&self) -> ShardConfig {
         ShardConfig {
             byte_cap: self.byte_cap.unwrap_or(usize::MAX),
@@ -131,4 +151,16 @@ impl Config {
             slab_limit: self.slab_limit.unwrap_or(usize::MAX),
         }
     }
+}
+
+/// The least an index of any strategy takes an entry: a slot word.
+const INDEX_BYTES_AN_ENTRY: usize = 8;
+
+/// The machine's memory in bytes (`MemTotal` of `/proc/meminfo`), if this
+/// system says.
+fn machine_memory() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|line| line.starts_with("MemTotal:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    kib.checked_mul(1024)
 }

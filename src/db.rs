@@ -91,7 +91,10 @@ impl<S: Strategy> InternedStringDb<S> {
     ///
     /// [`Error::ZeroNcs`]; [`Error::ConfigTooLarge`] if the NCs' slots, or
     /// with an initial capacity their contexts and first tables
-    /// (`initial_capacity` entries each), cannot be allocated.
+    /// (`initial_capacity` entries each), cannot be allocated, or if their
+    /// tables alone (at least 8 bytes an entry) would take more than the
+    /// machine's memory: an allocator that overcommits accepts such a
+    /// request, and the process is killed when the tables are written.
     pub fn try_with_config(config: Config) -> Result<Self, Error> {
         if config.ncs == 0 {
             return Err(Error::ZeroNcs);
@@ -100,6 +103,9 @@ impl<S: Strategy> InternedStringDb<S> {
             ncs: config.ncs,
             initial_capacity: config.initial_capacity,
         };
+        if !config.fits_the_machine() {
+            return Err(too_large());
+        }
         let mut contexts = Vec::new();
         contexts
             .try_reserve_exact(config.ncs)

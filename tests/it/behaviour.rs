@@ -305,6 +305,19 @@ fn absurd_configs_are_errors<S: Strategy>() {
             "{ncs} NCs of {initial_capacity} entries"
         );
     }
+    // No single allocation of these fails under overcommit, but the tables
+    // would take 8 PiB: refused before one is made, where the machine's
+    // memory is known (Linux), instead of the process being killed.
+    if cfg!(target_os = "linux") {
+        let (ncs, initial_capacity) = (1 << 20, 1 << 30);
+        assert_eq!(
+            build(Config::new().ncs(ncs).initial_capacity(initial_capacity)),
+            Err(Error::ConfigTooLarge {
+                ncs,
+                initial_capacity
+            })
+        );
+    }
     let db = InternedStringDb::<S>::try_with_config(Config::new().ncs(3).initial_capacity(1000))
         .unwrap();
     let id = db.intern(2, "fits").unwrap();
