@@ -6,15 +6,16 @@
 #
 # Miri interprets on one core, whatever --test-threads says, and the
 # library's unit tests took 19 of CI's minutes in one process; so they run
-# as two processes side by side on the machine's two cores: the optimistic
-# shard's tests (the longest) in one, every other test in the other.
+# as two processes side by side on the machine's two cores: the shards'
+# unit tests (`shard::tests::`, the longest) in one, every other test in
+# the other.
 source "$(dirname "$0")/common.sh"
 
 step "miri over the unit tests of the library (src/raw/) and of capi/"
 export MIRIFLAGS="-Zmiri-strict-provenance"
 miri() { cargo +"$NIGHTLY" miri test -p interned-string-db -p interned-string-db-capi --lib "$@"; }
 miri --no-run
-shard=raw::optimistic::shard::tests::
+shard=shard::tests::
 mkdir -p target
 miri -- "$shard" >target/miri-shard.log 2>&1 &
 shard_run=$!
