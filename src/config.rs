@@ -134,6 +134,10 @@ impl Config {
     /// [`Error::ConfigTooLarge`](crate::Error::ConfigTooLarge) is the
     /// answer a caller can act on.
     pub(crate) fn fits_the_machine(&self) -> bool {
+        if self.initial_capacity == 0 {
+            // Nothing made up front: nothing to read the machine for.
+            return true;
+        }
         let Some(bytes) = self
             .ncs
             .checked_mul(self.initial_capacity)
