@@ -39,6 +39,35 @@ def test_get_ids_array_holds_the_same_ids():
         isdb.get_ids_array([1])
 
 
+def test_get_ids_array_of_any_iterable_holds_what_it_yielded():
+    # The array is made at the length the input reports and filled in place:
+    # an input that yields more (appended), fewer (cut), or has no length.
+    names = [f"span/{i}" for i in range(10_000)]
+    expected = isdb.get_ids(names)
+
+    class Claims:
+        def __init__(self, claimed):
+            self.claimed = claimed
+
+        def __len__(self):
+            return self.claimed
+
+        def __iter__(self):
+            return iter(names)
+
+    for claimed in (0, 1, 4096, 5000, 10_000, 20_000):
+        assert list(isdb.get_ids_array(Claims(claimed))) == expected
+    assert list(isdb.get_ids_array(iter(names))) == expected
+    assert list(isdb.get_ids_array(n for n in names)) == expected
+    assert list(isdb.get_ids_array(tuple(names))) == expected
+
+
+def test_get_ids_array_stops_at_an_error_midway():
+    names = [f"span/{i}" for i in range(5000)] + [7]
+    with pytest.raises(TypeError, match="str or bytes"):
+        isdb.get_ids_array(names)
+
+
 def test_get_ids_takes_any_iterable():
     assert isdb.get_ids(iter(["a"])) == [KNOWN["a"]]
     assert isdb.get_ids(("a", b"model")) == [KNOWN["a"], KNOWN["model"]]
