@@ -409,7 +409,9 @@ impl Log {
     /// record is not published: the caller makes it reachable, then calls
     /// [`publish`](Self::publish). Refuses (nothing changed) if memory ran
     /// out, or if the record needs a new slab and the log has as many as
-    /// its writer allows ([`AppendError::Full`]).
+    /// its writer allows ([`AppendError::Full`]). Inlined into the miss
+    /// path.
+    #[inline(always)]
     pub(crate) fn append(
         &self,
         writer: &mut LogWriter,

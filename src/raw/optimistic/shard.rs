@@ -557,7 +557,9 @@ impl<'a> WriteGuard<'a> {
     /// ([`find_by_id`](Self::find_by_id)); an entry whose id an earlier
     /// one holds is found when the by-id map is next settled. On a refusal
     /// (memory, or a log with no slab left: [`AppendError`]) the shard is
-    /// unchanged (what the index needs is allocated first).
+    /// unchanged (what the index needs is allocated first). Inlined into
+    /// the miss path, as what it calls per insert is.
+    #[inline(always)]
     pub(crate) fn insert_hashed(
         &mut self,
         id: u64,

@@ -319,7 +319,9 @@ impl Table {
     /// Adds the word of `(hash, at)`, after a [`reserve`](Self::reserve):
     /// it cannot fail. Only the writer calls this, for a key the table does
     /// not hold. Then splits buckets while the load asks for it; a split
-    /// that cannot allocate is left for a later insert.
+    /// that cannot allocate is left for a later insert. Inlined into the
+    /// miss path; the split, once every [`LOAD`] inserts, is not.
+    #[inline(always)]
     pub(crate) fn insert_reserved(&self, writer: &mut TableWriter, hash: u64, at: Ref) {
         let shape = Shape::unpack(self.shape.load(Ordering::Relaxed));
         self.place(writer, shape.bucket_of(hash), word_of(hash, at));

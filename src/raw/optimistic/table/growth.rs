@@ -16,7 +16,9 @@ use crate::sync::{AtomicPtr, AtomicU64, Ordering};
 impl Table {
     /// Splits up to `SPLITS_PER_STEP` buckets, then publishes the new shape.
     /// Allocates nothing but the buckets themselves: the moved words are
-    /// found again, for clearing, by their hash bit.
+    /// found again, for clearing, by their hash bit. Out of line: an
+    /// insert that does not split should not carry its code.
+    #[inline(never)]
     pub(super) fn split(&self, writer: &mut TableWriter, shape: Shape) {
         let mut next = shape;
         // The buckets split, each with the hash bit its movers had set.
