@@ -32,9 +32,11 @@ use crate::raw::{AppendError, RawShard, WriteGuard};
 /// (`intern_with_outcome`, `register`, the C ABI); a resolve or a lookup
 /// settles once the map lags 64 entries behind. Resolving an id takes no
 /// lock of the writer's: the by-id map under a shared lock, then a
-/// lock-free walk of the entries appended since it was settled. An intern
-/// whose outcome the caller reads takes that shared lock on a hit too, to
-/// know that the entry it found holds its id first. See `docs/design.md`
+/// lock-free walk of the entries appended since it was settled. A lookup,
+/// or an intern whose outcome the caller reads, that finds its entry by its
+/// bytes must know the entry holds its id first: two loads tell it for an
+/// entry a settle reached in a shard that never saw a conflict, and that
+/// shared lock otherwise. See `docs/design.md`
 /// for the memory orderings and the memory cost.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct OptimisticStrategy;
@@ -128,8 +130,9 @@ impl Shard for OptimisticShard {
     }
 
     /// The hit path without the open check, so `lookup` of a present name
-    /// takes no writer lock (it takes the by-id map's shared lock, to know
-    /// that the entry holds its id first); any other name is looked up by
+    /// takes no writer lock (to know that the entry holds its id first it
+    /// loads the by-id side's settled end and flag, and takes the map's
+    /// shared lock only when they cannot tell); any other name is looked up by
     /// its id, after the map is settled (so that the walk of what the map
     /// lacks stays short).
     fn lookup(&self, key: Key<'_>, conflicts: ConflictSink<'_>) -> Option<u64> {

@@ -18,7 +18,11 @@
 //! Readers (`resolve`, `with_resolved`, a `lookup` the lock-free probe
 //! missed) look in the map under the shared lock, then walk the log from
 //! where the map stops, without a lock, keeping the earliest entry of the
-//! id they meet (a walk reads a slab newest first). The map grows by half
+//! id they meet (a walk reads a slab newest first). A `lookup` whose probe
+//! found its entry by its bytes needs only to know that the entry holds
+//! its id first: it asks [`IdSide::holds_first`], two loads and no lock,
+//! and takes the shared lock only when that cannot say (the entry is
+//! past the furthest settle, or the shard ever had an entry shadowed). The map grows by half
 //! when a settle needs the room, rebuilt from one walk of the log in
 //! address order, the shadowed entries left out.
 
@@ -26,7 +30,7 @@ use super::id_table::{IdTable, BATCH};
 use super::log::{Log, Ref};
 use crate::raw::alloc::AllocError;
 use crate::raw::bytes_eq;
-use crate::sync::{self, RwLock};
+use crate::sync::{self, AtomicBool, AtomicU32, Ordering, RwLock};
 
 /// Entries a rebuilt map is sized for, from those it must hold: half as
 /// many again (its table is then 62.5% full, and 93.75% when it is rebuilt
@@ -41,10 +45,73 @@ fn grown(entries: usize) -> usize {
 /// end). 128 bytes, as `crossbeam`'s `CachePadded` on x86-64 (Intel's
 /// spatial prefetcher fetches lines in pairs). Made with the shard's first
 /// entry; the map in it allocates nothing until it is first settled.
+///
+/// Beside the lock, what a reader that found an entry by its bytes needs
+/// to know that the entry holds its id first, without the lock's
+/// read-modify-writes ([`holds_first`](Self::holds_first)): how far any
+/// settle reached, and whether any settle ever found an entry shadowed.
+/// Both only grow, so a map emptied by a failed settle lowers neither:
+/// that an entry before the end holds its id first is a fact of the log,
+/// which never changes, not of the map.
 #[repr(align(128))]
 pub(super) struct IdSide {
     /// Read under the shared lock; settled under the exclusive one.
     pub(super) map: RwLock<IdMap>,
+    /// The furthest position any settle reached (a [`Ref`]'s bits).
+    settled_end: AtomicU32,
+    /// Whether any settle found an entry shadowed; set before
+    /// `settled_end` is raised past that entry.
+    any_shadowed: AtomicBool,
+}
+
+impl IdSide {
+    /// A side with an empty map, nothing settled.
+    pub(super) fn new() -> IdSide {
+        IdSide {
+            map: RwLock::new(IdMap::new()),
+            settled_end: AtomicU32::new(0),
+            any_shadowed: AtomicBool::new(false),
+        }
+    }
+
+    /// [`IdMap::settle`] under the exclusive lock, then what it settled
+    /// published to [`holds_first`](Self::holds_first).
+    pub(super) fn settle(
+        &self,
+        log: &Log,
+        appended: impl Fn() -> usize,
+        hash_of: impl Fn(u64) -> u64,
+        conflict: impl FnMut(u64, &[u8], &[u8]),
+    ) -> Result<(), AllocError> {
+        let mut map = sync::write(&self.map);
+        let settled = map.settle(log, appended, hash_of, conflict);
+        // Under the exclusive lock: no other settle stores meanwhile.
+        if !map.shadowed.is_empty() {
+            // Relaxed: published by the end's release store below, which
+            // comes after it (and by every later one).
+            self.any_shadowed.store(true, Ordering::Relaxed);
+        }
+        let end = map.synced.to_bits();
+        if end > self.settled_end.load(Ordering::Relaxed) {
+            // Release: a reader that acquires this end sees the flag set
+            // if an entry before it is shadowed.
+            self.settled_end.store(end, Ordering::Release);
+        }
+        settled
+    }
+
+    /// Whether the entry at `at` (found by its bytes, so published) is
+    /// known to hold its id first without the lock: it lies before the
+    /// furthest settled end (its ref, the position just after its record,
+    /// at or before it), and no settle ever found an entry shadowed.
+    /// `false` says only "ask under the lock".
+    #[inline]
+    pub(super) fn holds_first(&self, at: Ref) -> bool {
+        // Acquire: with the end, the flag as it was when the end was
+        // stored (or later); the flag then needs no ordering of its own.
+        at <= Ref::from_bits(self.settled_end.load(Ordering::Acquire))
+            && !self.any_shadowed.load(Ordering::Relaxed)
+    }
 }
 
 /// The by-id map of one shard.

@@ -42,7 +42,7 @@ use crate::raw::bytes::{
     CACHE_LINE,
 };
 use crate::raw::sizes::READ_LAG;
-use crate::sync::{self, AtomicBool, AtomicPtr, AtomicUsize, Mutex, MutexGuard, Ordering, RwLock};
+use crate::sync::{self, AtomicBool, AtomicPtr, AtomicUsize, Mutex, MutexGuard, Ordering};
 
 /// What every hit reads, one cache line that misses write to publish their
 /// entry (the log's end), to grow the table (once per several splits) and
@@ -212,8 +212,10 @@ impl RawShard {
     /// settled and holds its id first (no earlier entry holds it): `Ok` of
     /// it, `Err(true)` if the probe found an entry but it is not known to
     /// hold its id first (another string may, or the map is not settled
-    /// past it), `Err(false)` if the probe found none. Takes the by-id
-    /// map's shared lock after a probe that found an entry.
+    /// past it), `Err(false)` if the probe found none. After a probe that
+    /// found an entry, answers without a lock when the side knows it holds
+    /// its id first ([`IdSide::holds_first`]), and otherwise takes the
+    /// by-id map's shared lock.
     pub(crate) fn find_first_by_bytes(&self, bytes: &[u8]) -> Result<Entry<'_>, bool> {
         let hash = self.bytes_hash(bytes);
         let (at, entry) = self
@@ -222,6 +224,9 @@ impl RawShard {
         // SAFETY: the probe acquired a slot word published after the
         // entry, which was published after the side was made.
         let side = unsafe { self.id_side() }.ok_or(true)?;
+        if side.holds_first(at) {
+            return Ok(entry);
+        }
         let map = sync::read(&side.map);
         if at < map.synced() && !map.is_shadowed(at) {
             Ok(entry)
@@ -390,7 +395,7 @@ impl RawShard {
                 return Ok(());
             }
         }
-        sync::write(&side.map).settle(log, || self.len(), |id| self.id_hash(id), conflict)
+        side.settle(log, || self.len(), |id| self.id_hash(id), conflict)
     }
 
     /// Settles the map, ignoring conflicts, then calls `f` on every entry
@@ -599,10 +604,7 @@ impl<'a> WriteGuard<'a> {
     #[cold]
     #[inline(never)]
     fn make_id_side(&mut self) -> Result<(), AllocError> {
-        let side = try_box(IdSide {
-            map: RwLock::new(IdMap::new()),
-        })
-        .ok_or(AllocError)?;
+        let side = try_box(IdSide::new()).ok_or(AllocError)?;
         // Relaxed: published by the log's end, which the first entry moves
         // after this.
         self.shard

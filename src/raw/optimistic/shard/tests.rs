@@ -216,6 +216,44 @@ fn settling_keeps_the_first_entry_of_an_id_within_and_across_slabs() {
     assert_eq!(all as u64, 2 + N + N.div_ceil(500));
 }
 
+/// Where `find_ref_where` finds `bytes`, indexed under their hash.
+fn ref_of_bytes(shard: &RawShard, bytes: &[u8]) -> Ref {
+    let (at, _) = shard
+        .find_ref_where(shard.bytes_hash(bytes), |stored| stored == bytes)
+        .unwrap();
+    at
+}
+
+/// The side tells, without the map's lock, that every entry a settle
+/// reached holds its id first, the last one included; an entry appended
+/// since is not known so; once a settle finds an entry shadowed, every
+/// answer goes through the map, which still tells the first holder from
+/// the shadowed entry.
+#[test]
+fn the_side_knows_first_holders_up_to_the_settled_end() {
+    let shard = RawShard::new(0);
+    for i in 0..N {
+        shard.write().insert(i, &key(i), true).unwrap();
+    }
+    assert!(settle(&shard).is_empty());
+    // SAFETY: entries are published, so the side is made.
+    let side = unsafe { shard.id_side() }.unwrap();
+    for i in 0..N {
+        assert!(side.holds_first(ref_of_bytes(&shard, &key(i))), "entry {i}");
+        assert_eq!(shard.find_first_by_bytes(&key(i)).unwrap().id(), i);
+    }
+    shard.write().insert(N, &key(N), true).unwrap();
+    assert!(!side.holds_first(ref_of_bytes(&shard, &key(N))));
+    assert_eq!(shard.find_first_by_bytes(&key(N)).err(), Some(true));
+    // Other bytes under id 0: shadowed once settled.
+    shard.write().insert(0, b"other", true).unwrap();
+    assert_eq!(settle(&shard).len(), 1);
+    assert!(!side.holds_first(ref_of_bytes(&shard, &key(0))));
+    assert_eq!(shard.find_first_by_bytes(&key(0)).unwrap().id(), 0);
+    assert_eq!(shard.find_first_by_bytes(&key(N)).unwrap().id(), N);
+    assert_eq!(shard.find_first_by_bytes(b"other").err(), Some(true));
+}
+
 #[test]
 fn walks_go_as_far_as_the_map_is_settled() {
     let shard = RawShard::new(0);
