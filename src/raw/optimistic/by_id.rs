@@ -22,9 +22,9 @@
 //! found its entry by its bytes needs only to know that the entry holds
 //! its id first: it asks [`IdSide::holds_first`], two loads and no lock,
 //! and takes the shared lock only when that cannot say (the entry is
-//! past the furthest settle, or the shard ever had an entry shadowed). The map grows by half
-//! when a settle needs the room, rebuilt from one walk of the log in
-//! address order, the shadowed entries left out.
+//! past the furthest settle, or the shard ever had an entry shadowed).
+//! The map grows by half when a settle needs the room, rebuilt from one
+//! walk of the log in address order, the shadowed entries left out.
 
 use super::id_table::{IdTable, BATCH};
 use super::log::{Log, Ref};
