@@ -221,6 +221,7 @@ unsafe impl Send for TableWriter {}
 
 impl TableWriter {
     /// The published directory's first slot.
+    #[inline]
     pub(super) fn current_dir(&self) -> NonNull<AtomicPtr<Bucket>> {
         let dir = self.dir.expect("an initialised table");
         NonNull::new(dir.first()).expect("a directory is never null")

@@ -14,11 +14,13 @@
 //! Buckets live in segments of [`SEGMENT_BUCKETS`], found through a
 //! directory of segment pointers. Linear hashing: with `2^level + split`
 //! buckets, a key of hash `h` lives in bucket `h mod 2^level`, or in
-//! `h mod 2^(level+1)` if that is below `split`. When the entries exceed
-//! [`LOAD`] per bucket, bucket `split` is split: its words whose hash has bit
-//! `level` set move to the new bucket `2^level + split`. The table grows one
-//! bucket at a time, so it never holds a second copy of itself and its load
-//! stays near `LOAD` (a doubling table swings between half and full).
+//! `h mod 2^(level+1)` if that is below `split`. Splitting bucket `split`
+//! moves its words whose hash has bit `level` set to the new bucket
+//! `2^level + split`. When the entries exceed [`LOAD`] per bucket by the
+//! load of `SPLITS_PER_STEP - 1` buckets, a growth step splits that many
+//! buckets and publishes the new shape once. The table grows a few buckets
+//! at a time, so it never holds a second copy of itself and its load stays
+//! near `LOAD` (a doubling table swings between half and full).
 //!
 //! # Protocol
 //!
@@ -53,7 +55,7 @@ use core::ptr::{self, NonNull};
 use super::blocks::{new_segment, Bucket, SegmentDir, TableWriter};
 use super::log::Ref;
 use crate::raw::alloc::AllocError;
-use crate::raw::sizes::{LOAD, SEGMENT_BUCKETS};
+use crate::raw::sizes::{LOAD, SEGMENT_BUCKETS, SPLITS_PER_STEP};
 use crate::sync::{AtomicPtr, AtomicU64, Ordering};
 
 /// A table may have at most `2^MAX_LEVEL` buckets: the slot word holds 32
@@ -68,10 +70,10 @@ fn word_of(hash: u64, at: Ref) -> u64 {
 }
 
 /// Whether a split at `level` moves `word` to the new bucket (its hash has
-/// bit `level` set).
+/// bit `level` set; an empty slot's `0` has none).
 #[inline]
 fn moves(word: u64, level: u32) -> bool {
-    word != 0 && (word >> level) & 1 == 1
+    (word >> level) & 1 == 1
 }
 
 #[inline]
@@ -304,7 +306,8 @@ impl Table {
     /// Allocates what the next [`insert_reserved`](Self::insert_reserved)
     /// needs: the first directory and segments (room for `capacity`
     /// entries) if the table has none, and a spare overflow bucket. Only the
-    /// writer calls this.
+    /// writer calls this, on every insert: inline.
+    #[inline]
     pub(crate) fn reserve(
         &self,
         writer: &mut TableWriter,
@@ -318,22 +321,28 @@ impl Table {
 
     /// Adds the word of `(hash, at)`, after a [`reserve`](Self::reserve):
     /// it cannot fail. Only the writer calls this, for a key the table does
-    /// not hold. Then splits buckets while the load asks for it; a split
-    /// that cannot allocate is left for a later insert. Inlined into the
-    /// miss path; the split, once every [`LOAD`] inserts, is not.
+    /// not hold. Then, once the entries exceed the load of
+    /// `SPLITS_PER_STEP - 1` more buckets, splits that many; a split that
+    /// cannot allocate is left for a later insert. Inlined into the miss
+    /// path; the step, once every `LOAD * SPLITS_PER_STEP` inserts, is not.
     #[inline(always)]
     pub(crate) fn insert_reserved(&self, writer: &mut TableWriter, hash: u64, at: Ref) {
         let shape = Shape::unpack(self.shape.load(Ordering::Relaxed));
         self.place(writer, shape.bucket_of(hash), word_of(hash, at));
         writer.entries += 1;
-        if writer.entries > LOAD * shape.buckets() {
+        // A growth step splits `SPLITS_PER_STEP` buckets at once, so that
+        // the shape's line, which every hit reads, is stored once a step,
+        // and the step's source buckets are prefetched a step ahead.
+        if writer.entries > LOAD * (shape.buckets() + SPLITS_PER_STEP - 1) {
             self.split(writer, shape);
         }
     }
 
     /// The first directory and segments: room for `capacity` entries at
     /// [`LOAD`], and at least one segment, all of it used. Only the writer
-    /// calls this, on an empty table.
+    /// calls this, on an empty table: once, out of the inlined `reserve`.
+    #[cold]
+    #[inline(never)]
     pub(crate) fn init(&self, writer: &mut TableWriter, capacity: usize) -> Result<(), AllocError> {
         let buckets = (capacity / LOAD)
             .max(SEGMENT_BUCKETS)
@@ -375,13 +384,20 @@ impl Table {
     fn place(&self, writer: &mut TableWriter, index: usize, word: u64) {
         let mut last = Self::bucket(writer.current_dir(), index);
         loop {
-            for slot in &last.words {
-                // Relaxed: only the writer stores to slots.
-                if slot.load(Ordering::Relaxed) == 0 {
-                    // Publishes the record behind the ref (see `find`).
-                    publish(slot, word);
-                    return;
-                }
+            // The empty slots as bits, gathered without a branch a slot:
+            // where the first empty one lies varies from insert to insert.
+            // (Relaxed: only the writer stores to slots.)
+            let empty = last
+                .words
+                .iter()
+                .enumerate()
+                .fold(0u32, |empty, (at, slot)| {
+                    empty | u32::from(slot.load(Ordering::Relaxed) == 0) << at
+                });
+            if empty != 0 {
+                // Publishes the record behind the ref (see `find`).
+                publish(&last.words[empty.trailing_zeros() as usize], word);
+                return;
             }
             // SAFETY: a linked overflow bucket, live until `&mut`.
             match unsafe { last.next.load(Ordering::Relaxed).as_ref() } {
@@ -432,12 +448,12 @@ mod tests {
         let level = buckets.trailing_zeros();
         // Bucket 0 holds 3 × WORDS keys that its split moves (bit `level`
         // set): the new bucket needs two overflow buckets. The rest fill the
-        // other buckets up to the load that splits.
+        // other buckets up to the load that starts a growth step.
         let movers = (0..3 * WORDS as u64).map(|k| (1 << level) | (k << (level + 1)));
         let others = (0..).map(|k| 1 + k % (buckets - 1) + (k << (level + 1)));
         let keys: Vec<(u64, u32)> = movers
             .chain(others)
-            .take(LOAD * SEGMENT_BUCKETS + 1)
+            .take(LOAD * (SEGMENT_BUCKETS + SPLITS_PER_STEP - 1) + 1)
             .zip(0..)
             .collect();
         let (last, first) = keys.split_last().unwrap();

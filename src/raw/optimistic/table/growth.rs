@@ -45,9 +45,9 @@ impl Table {
         // Readers with the new shape look in the new buckets, whose words
         // were stored before this release.
         self.shape.store(next.pack(), Ordering::Release);
-        // The next step's source buckets: it comes some 40 inserts later,
-        // by when they have left the cache, and reading them cold stalled
-        // the insert that splits (`docs/history.md`).
+        // The next step's source buckets, a step (`LOAD * SPLITS_PER_STEP`,
+        // 56 inserts) ahead: reading them cold stalled the insert that
+        // splits (`docs/history.md`).
         // Not in loom builds: a hint, whose loads would only add
         // interleavings to the models.
         #[cfg(not(interner_loom))]
@@ -67,20 +67,29 @@ impl Table {
     /// ([`compact`](Self::compact)).
     fn clear_split(writer: &mut TableWriter, source: usize, level: u32) {
         let first = Self::bucket(writer.current_dir(), source);
-        let mut left = 0;
+        let (mut left, mut buckets) = (0, 0);
         for bucket in chain(first) {
-            for slot in &bucket.words {
+            buckets += 1;
+            // The movers' slots as bits, gathered without a branch a word
+            // (which words move is a coin toss), then cleared.
+            let mut movers = 0u32;
+            for (at, slot) in bucket.words.iter().enumerate() {
                 let word = slot.load(Ordering::Relaxed);
-                if moves(word, level) {
-                    // Relaxed: a reader that reads the cleared slot only
-                    // misses.
-                    slot.store(0, Ordering::Relaxed);
-                } else {
-                    left += usize::from(word != 0);
-                }
+                let moved = moves(word, level);
+                movers |= u32::from(moved) << at;
+                left += usize::from(word != 0 && !moved);
+            }
+            while movers != 0 {
+                // Relaxed: a reader that reads the cleared slot only misses.
+                bucket.words[movers.trailing_zeros() as usize].store(0, Ordering::Relaxed);
+                movers &= movers - 1;
             }
         }
-        Self::compact(writer, first, left);
+        // A chain no longer than its words need (most: a bucket alone) is
+        // left as it is.
+        if buckets > left.div_ceil(WORDS).max(1) {
+            Self::compact(writer, first, left);
+        }
     }
 
     /// Moves the words of `first`'s overflow buckets past the first
@@ -168,17 +177,50 @@ impl Table {
     ) -> Result<(), AllocError> {
         // Placing words links spares, never a directory: `dir` stays current.
         let dir = writer.current_dir();
+        let from = Self::bucket(dir, source);
+        // The target is a bucket that no published shape reaches yet, never
+        // used: empty, without a link.
+        let to = Self::bucket(dir, target);
+        debug_assert!(to.next.load(Ordering::Relaxed).is_null());
+        debug_assert!(to.words.iter().all(|w| w.load(Ordering::Relaxed) == 0));
+        // Movers past the target's first bucket need overflow buckets, one
+        // a `WORDS` of them, stocked before any word is copied. A source
+        // without overflow buckets has at most `WORDS` movers.
         let mut movers = 0;
-        Self::for_each_slot(dir, source, |slot| {
-            movers += usize::from(moves(slot.load(Ordering::Relaxed), level));
-        });
-        writer.stock_spares(movers.saturating_sub(1) / WORDS)?;
-        Self::for_each_slot(dir, source, |slot| {
-            let word = slot.load(Ordering::Relaxed);
-            if moves(word, level) {
-                self.place(writer, target, word);
+        if !from.next.load(Ordering::Relaxed).is_null() {
+            Self::for_each_slot(dir, source, |slot| {
+                movers += usize::from(moves(slot.load(Ordering::Relaxed), level));
+            });
+            writer.stock_spares(movers.saturating_sub(1) / WORDS)?;
+        }
+        if movers <= WORDS {
+            // The common case: the movers fill the target's first slots in
+            // order. Every word is stored into the target's next slot and
+            // only a mover moves past it: no branch a word, whose outcome is
+            // a coin toss. The slot after the last mover may so hold a word
+            // that stays, cleared after.
+            let mut at = 0;
+            Self::for_each_slot(dir, source, |slot| {
+                let word = slot.load(Ordering::Relaxed);
+                // Relaxed, the target's stores all: readers reach the target
+                // only through the shape that the step publishes with
+                // release after them.
+                if let Some(next) = to.words.get(at) {
+                    next.store(word, Ordering::Relaxed);
+                }
+                at += usize::from(moves(word, level));
+            });
+            if let Some(rest) = to.words.get(at) {
+                rest.store(0, Ordering::Relaxed);
             }
-        });
+        } else {
+            Self::for_each_slot(dir, source, |slot| {
+                let word = slot.load(Ordering::Relaxed);
+                if moves(word, level) {
+                    self.place(writer, target, word);
+                }
+            });
+        }
         Ok(())
     }
 
@@ -300,8 +342,8 @@ mod tests {
         let mut reused = 0;
         for at in 0..KEYS {
             let hash = u64::from(at).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-            // An insert takes at most one spare, and a split in which at
-            // most 21 words move two more: with 3 held, none is fresh.
+            // An insert takes at most one spare, and the splits of a step,
+            // on these keys, two more: with 3 held, none is fresh.
             let (held, before) = (
                 writer.spare.len() + writer.recycled.len(),
                 handed_out(&writer),
