@@ -14,7 +14,7 @@ use super::shard::{
     Sealed, Shard, ShardConfig, ShardStats,
 };
 use super::{Registered, Strategy};
-use crate::raw::{AppendError, RawShard, WriteGuard};
+use crate::raw::{AppendError, ByBytes, RawShard, WriteGuard};
 
 /// The optimistic strategy: when the string is already in the NC's shard
 /// (the common case on a trace-emission path), `intern` takes no lock, does
@@ -314,12 +314,13 @@ fn register_locked(
     outcome: bool,
     conflicts: ConflictSink<'_>,
 ) -> Result<Registered, Refusal> {
+    let mut index = by_bytes.map(ByBytes::hash);
     match by_bytes {
-        Some(hash) if !outcome => {
-            if shard.raw.find_by_hash(hash, bytes).is_some() {
-                return Ok(Registered::AlreadyPresent);
-            }
-        }
+        Some(hash) if !outcome => match writer.find_by_hash(hash, bytes) {
+            Ok(_) => return Ok(Registered::AlreadyPresent),
+            // Where the word goes, found on the probe's walk.
+            Err(missed) => index = Some(missed),
+        },
         // Whether present or not, another string may hold the id first.
         _ => {
             let record = |id, kept: &[u8], rejected: &[u8]| conflicts.record(id, kept, rejected);
@@ -333,7 +334,7 @@ fn register_locked(
     }
     check_cap(writer.bytes(), shard.raw.byte_cap(), bytes.len())?;
     writer
-        .insert_hashed(id, bytes, by_bytes)
+        .insert_hashed(id, bytes, index)
         .map_err(|refused| match refused {
             AppendError::OutOfMemory => Refusal::OutOfMemory,
             AppendError::Full => Refusal::SlabsExhausted {

@@ -6,7 +6,7 @@ use core::ptr::{self, NonNull};
 
 use crate::raw::alloc::{try_boxed_slice, AllocError};
 use crate::raw::sizes::{SEGMENT_BUCKETS, WORDS};
-use crate::sync::{AtomicPtr, AtomicU64};
+use crate::sync::{AtomicPtr, AtomicU64, Ordering};
 
 /// One 64-byte line: [`WORDS`] slot words and a link to an overflow bucket
 /// (`table.rs` has the protocol).
@@ -22,6 +22,21 @@ impl Bucket {
             words: core::array::from_fn(|_| AtomicU64::new(0)),
             next: AtomicPtr::new(ptr::null_mut()),
         }
+    }
+
+    /// The first empty slot, for the writer (relaxed loads: only it stores
+    /// to slots). The empty slots are gathered as bits without a branch a
+    /// slot: where the first one lies varies from insert to insert.
+    #[inline]
+    pub(super) fn first_empty(&self) -> Option<&AtomicU64> {
+        let empty = self
+            .words
+            .iter()
+            .enumerate()
+            .fold(0u32, |empty, (at, slot)| {
+                empty | u32::from(slot.load(Ordering::Relaxed) == 0) << at
+            });
+        (empty != 0).then(|| &self.words[empty.trailing_zeros() as usize])
     }
 
     /// The slots whose tag (a slot word's low 32 bits) is `tag`: a filter,

@@ -23,4 +23,4 @@ mod table;
 mod witness;
 
 pub(crate) use self::log::{AppendError, MAX_SLABS};
-pub(crate) use self::shard::{RawShard, WriteGuard};
+pub(crate) use self::shard::{ByBytes, RawShard, WriteGuard};

@@ -35,7 +35,7 @@ use super::blocks::TableWriter;
 use super::by_id::{IdMap, IdSide};
 use super::log::{AppendError, Log, LogWriter, Ref, MAX_SLABS};
 use super::record::Entry;
-use super::table::Table;
+use super::table::{Table, Vacancy};
 use crate::raw::alloc::{try_box, AllocError};
 use crate::raw::bytes::{
     bytes_eq, eq_mid, hash_bytes, hash_id, hash_mid, mid_name, prefetch, prefetch_span, HashSeed,
@@ -481,7 +481,50 @@ pub(crate) struct WriteGuard<'a> {
     writer: MutexGuard<'a, Option<Box<Writer>>>,
 }
 
+/// How a new entry is indexed by its bytes ([`WriteGuard::insert_hashed`]):
+/// their hash ([`RawShard::bytes_hash`]), and where its word goes if the
+/// writer's probe found that under the lock ([`WriteGuard::find_by_hash`]).
+#[derive(Clone, Copy)]
+pub(crate) struct ByBytes<'a> {
+    hash: u64,
+    vacancy: Option<Vacancy<'a>>,
+}
+
+impl ByBytes<'_> {
+    /// Indexed by the bytes of hash `hash`, their word placed by a walk of
+    /// its own.
+    pub(crate) fn hash(hash: u64) -> Self {
+        ByBytes {
+            hash,
+            vacancy: None,
+        }
+    }
+}
+
 impl<'a> WriteGuard<'a> {
+    /// The entry holding exactly `bytes` (of hash `hash`,
+    /// [`RawShard::bytes_hash`]) in the by-bytes table, found under the
+    /// lock, where the probe is exact: `Err` of how to index the bytes if
+    /// none does, with where their word goes, found on the same walk. (It
+    /// holds until the table changes: only the guard's holder changes it.)
+    #[inline]
+    pub(crate) fn find_by_hash(&self, hash: u64, bytes: &[u8]) -> Result<Entry<'a>, ByBytes<'a>> {
+        let shard: &'a RawShard = self.shard;
+        debug_assert_eq!(hash, shard.bytes_hash(bytes));
+        let log = &shard.hot.log;
+        shard
+            .hot
+            .table
+            .find_map_or_vacancy(hash, |at| {
+                // SAFETY: a ref from a slot word stored under the lock that
+                // the guard holds, after its record was appended: the lock's
+                // acquire made both visible to this thread.
+                let entry = unsafe { log.entry(at) };
+                bytes_eq(entry.bytes(), bytes).then_some(entry)
+            })
+            .map_err(|vacancy| ByBytes { hash, vacancy })
+    }
+
     /// The entry that holds `id` first, after settling the by-id map
     /// ([`RawShard::settle`], `conflict` as there): exact, since no entry
     /// is appended while the guard is held.
@@ -550,13 +593,13 @@ impl<'a> WriteGuard<'a> {
         bytes: &[u8],
         id_is_hash: bool,
     ) -> Result<(), AppendError> {
-        let by_bytes = id_is_hash.then(|| self.shard.bytes_hash(bytes));
+        let by_bytes = id_is_hash.then(|| ByBytes::hash(self.shard.bytes_hash(bytes)));
         self.insert_hashed(id, bytes, by_bytes)
     }
 
-    /// Appends `id → bytes` and, if `by_bytes` is the bytes' hash
-    /// ([`RawShard::bytes_hash`], which the caller passes when `id` is the
-    /// db's id of `bytes`), indexes it by its bytes. The caller checked
+    /// Appends `id → bytes` and, if `by_bytes` gives the bytes' hash
+    /// ([`ByBytes`], which the caller passes when `id` is the db's id of
+    /// `bytes`), indexes it by its bytes. The caller checked
     /// that the by-bytes table does not hold `bytes` (a miss), or, for a
     /// synchronous outcome, that no entry holds `id`
     /// ([`find_by_id`](Self::find_by_id)); an entry whose id an earlier
@@ -569,9 +612,9 @@ impl<'a> WriteGuard<'a> {
         &mut self,
         id: u64,
         bytes: &[u8],
-        by_bytes: Option<u64>,
+        by_bytes: Option<ByBytes<'a>>,
     ) -> Result<(), AppendError> {
-        debug_assert!(by_bytes.is_none_or(|hash| hash == self.shard.bytes_hash(bytes)));
+        debug_assert!(by_bytes.is_none_or(|by| by.hash == self.shard.bytes_hash(bytes)));
         let shard = self.shard;
         self.writer_mut()?;
         let log = &shard.hot.log;
@@ -594,8 +637,11 @@ impl<'a> WriteGuard<'a> {
         // returned through a hit on this entry may snapshot at once, and
         // the snapshot must hold it (`tests/it/hit_then_snapshot.rs`).
         log.publish(&writer.log);
-        if let Some(hash) = by_bytes {
-            shard.hot.table.insert_reserved(&mut writer.table, hash, at);
+        if let Some(by) = by_bytes {
+            shard
+                .hot
+                .table
+                .insert_reserved(&mut writer.table, by.hash, at, by.vacancy);
         }
         Ok(())
     }

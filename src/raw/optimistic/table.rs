@@ -177,6 +177,15 @@ impl<'t> Buckets<'t> {
     }
 }
 
+/// Where the writer stores the next word of a chain: its first empty slot,
+/// or, in a chain without one, a link after its last bucket. Found and used
+/// by the writer under its lock, before the table changes.
+#[derive(Clone, Copy)]
+pub(crate) enum Vacancy<'t> {
+    Slot(&'t AtomicU64),
+    After(&'t Bucket),
+}
+
 /// The by-bytes index of one shard.
 pub(crate) struct Table {
     shape: AtomicU64,
@@ -274,6 +283,44 @@ impl Table {
         Self::find_map_from(first, hash, Some)
     }
 
+    /// [`find_map`](Self::find_map) for the writer, under its lock, where
+    /// it is exact: `Ok` of what `key_of` returns for the first ref of hash
+    /// `hash` for which it returns something; else `Err` of where the word
+    /// of `hash` goes (`None`: the table has no buckets yet), found on the
+    /// same walk, for [`insert_reserved`](Self::insert_reserved) to store
+    /// the word without walking the chain again. The vacancy holds until
+    /// the table next changes: only the writer changes it.
+    #[inline]
+    pub(crate) fn find_map_or_vacancy<T>(
+        &self,
+        hash: u64,
+        mut key_of: impl FnMut(Ref) -> Option<T>,
+    ) -> Result<T, Option<Vacancy<'_>>> {
+        let Some(buckets) = self.buckets() else {
+            return Err(None);
+        };
+        let mut bucket = buckets.first(hash);
+        let mut empty = None;
+        loop {
+            for slot in bucket.tag_matches(hash as u32) {
+                // Relaxed, here and below: only this writer stores to the
+                // table, and it holds the lock.
+                let word = bucket.words[slot].load(Ordering::Relaxed);
+                if word != 0 && word as u32 == hash as u32 {
+                    if let Some(found) = key_of(ref_of(word)) {
+                        return Ok(found);
+                    }
+                }
+            }
+            empty = empty.or_else(|| bucket.first_empty());
+            // SAFETY: a linked overflow bucket, live until `&mut`.
+            match unsafe { bucket.next.load(Ordering::Relaxed).as_ref() } {
+                Some(next) => bucket = next,
+                None => return Err(Some(empty.map_or(Vacancy::After(bucket), Vacancy::Slot))),
+            }
+        }
+    }
+
     /// The table's shape and directory, loaded once, if the table has them:
     /// for many lookups, or one.
     #[inline]
@@ -299,7 +346,7 @@ impl Table {
         capacity: usize,
     ) -> Result<(), AllocError> {
         self.reserve(writer, capacity)?;
-        self.insert_reserved(writer, hash, at);
+        self.insert_reserved(writer, hash, at, None);
         Ok(())
     }
 
@@ -319,16 +366,28 @@ impl Table {
         writer.stock_spares(1)
     }
 
-    /// Adds the word of `(hash, at)`, after a [`reserve`](Self::reserve):
-    /// it cannot fail. Only the writer calls this, for a key the table does
+    /// Adds the word of `(hash, at)`, after a [`reserve`](Self::reserve),
+    /// where `vacancy` says if the caller found it on its probe
+    /// ([`find_map_or_vacancy`](Self::find_map_or_vacancy)) since the table
+    /// last changed: it cannot fail. Only the writer calls this, for a key the table does
     /// not hold. Then, once the entries exceed the load of
     /// `SPLITS_PER_STEP - 1` more buckets, splits that many; a split that
     /// cannot allocate is left for a later insert. Inlined into the miss
     /// path; the step, once every `LOAD * SPLITS_PER_STEP` inserts, is not.
     #[inline(always)]
-    pub(crate) fn insert_reserved(&self, writer: &mut TableWriter, hash: u64, at: Ref) {
+    pub(crate) fn insert_reserved(
+        &self,
+        writer: &mut TableWriter,
+        hash: u64,
+        at: Ref,
+        vacancy: Option<Vacancy<'_>>,
+    ) {
         let shape = Shape::unpack(self.shape.load(Ordering::Relaxed));
-        self.place(writer, shape.bucket_of(hash), word_of(hash, at));
+        let word = word_of(hash, at);
+        match vacancy {
+            Some(vacancy) => Self::place_at(writer, vacancy, word),
+            None => self.place(writer, shape.bucket_of(hash), word),
+        }
         writer.entries += 1;
         // A growth step splits `SPLITS_PER_STEP` buckets at once, so that
         // the shape's line, which every hit reads, is stored once a step,
@@ -382,29 +441,35 @@ impl Table {
     /// spare overflow bucket if the chain is full (the caller stocked one).
     #[inline]
     fn place(&self, writer: &mut TableWriter, index: usize, word: u64) {
-        let mut last = Self::bucket(writer.current_dir(), index);
+        let first = Self::bucket(writer.current_dir(), index);
+        Self::place_at(writer, Self::vacancy(first), word);
+    }
+
+    /// Where the writer stores the next word of the chain from `first`.
+    #[inline]
+    fn vacancy(first: &Bucket) -> Vacancy<'_> {
+        let mut last = first;
         loop {
-            // The empty slots as bits, gathered without a branch a slot:
-            // where the first empty one lies varies from insert to insert.
-            // (Relaxed: only the writer stores to slots.)
-            let empty = last
-                .words
-                .iter()
-                .enumerate()
-                .fold(0u32, |empty, (at, slot)| {
-                    empty | u32::from(slot.load(Ordering::Relaxed) == 0) << at
-                });
-            if empty != 0 {
-                // Publishes the record behind the ref (see `find`).
-                publish(&last.words[empty.trailing_zeros() as usize], word);
-                return;
+            if let Some(slot) = last.first_empty() {
+                return Vacancy::Slot(slot);
             }
             // SAFETY: a linked overflow bucket, live until `&mut`.
             match unsafe { last.next.load(Ordering::Relaxed).as_ref() } {
                 Some(next) => last = next,
-                None => break,
+                None => return Vacancy::After(last),
             }
         }
+    }
+
+    /// Stores `word` where `vacancy` says, linking a spare overflow bucket
+    /// after a full chain (the caller stocked one).
+    #[inline]
+    fn place_at(writer: &mut TableWriter, vacancy: Vacancy<'_>, word: u64) {
+        let last = match vacancy {
+            // Publishes the record behind the ref (see `find`).
+            Vacancy::Slot(slot) => return publish(slot, word),
+            Vacancy::After(last) => last,
+        };
         // A bucket that a compaction unlinked first, then a fresh one.
         let (overflow, reused) = match writer.recycled.pop() {
             Some(bucket) => (bucket, true),
@@ -440,6 +505,60 @@ mod tests {
             .all(|&(hash, at)| table.find(hash, |r| r.to_bits() == at).is_some())
     }
 
+    /// Every slot word of every chain, in order.
+    fn layout(table: &Table, writer: &TableWriter) -> Vec<Vec<u64>> {
+        let shape = Shape::unpack(table.shape.load(Ordering::Relaxed));
+        (0..shape.buckets())
+            .map(|index| {
+                chain(Table::bucket(writer.current_dir(), index))
+                    .flat_map(|bucket| &bucket.words)
+                    .map(|slot| slot.load(Ordering::Relaxed))
+                    .collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_probes_vacancy_is_where_a_walk_of_its_own_would_place() {
+        // Hashes that crowd a few buckets, so that chains overflow and
+        // vacancies fall after full chains as well as in holes.
+        let keys: Vec<(u64, u32)> = (0..3_000u32)
+            .map(|at| {
+                (
+                    u64::from(at % 97).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ u64::from(at) << 40,
+                    at,
+                )
+            })
+            .collect();
+        let (walked, mut walker) = (Table::new(), TableWriter::default());
+        let (probed, mut prober) = (Table::new(), TableWriter::default());
+        for &(hash, at) in &keys {
+            walked
+                .insert(&mut walker, hash, Ref::from_bits(at), 0)
+                .unwrap();
+            let vacancy = probed
+                .find_map_or_vacancy(hash, |_| None::<()>)
+                .expect_err("no key is accepted");
+            assert_eq!(
+                vacancy.is_none(),
+                at == 0,
+                "a vacancy once the table has buckets"
+            );
+            probed.reserve(&mut prober, 0).unwrap();
+            probed.insert_reserved(&mut prober, hash, Ref::from_bits(at), vacancy);
+        }
+        assert_eq!(layout(&walked, &walker), layout(&probed, &prober));
+        assert!(finds_all(&probed, &keys));
+        // A key the probe accepts is found, not placed.
+        let (hash, at) = keys[1_234];
+        assert_eq!(
+            probed
+                .find_map_or_vacancy(hash, |r| (r.to_bits() == at).then_some(r.to_bits()))
+                .ok(),
+            Some(at)
+        );
+    }
+
     #[test]
     fn a_split_that_cannot_allocate_loses_no_word() {
         let (table, mut writer) = (Table::new(), TableWriter::default());
@@ -469,7 +588,7 @@ mod tests {
         table.ensure_segment(&mut writer, SEGMENT_BUCKETS).unwrap();
         writer.pool_left = 0;
         refusals::arm();
-        table.insert_reserved(&mut writer, last.0, Ref::from_bits(last.1));
+        table.insert_reserved(&mut writer, last.0, Ref::from_bits(last.1), None);
         refusals::disarm();
         assert!(finds_all(&table, &keys), "a failed split lost words");
         assert_eq!(
