@@ -455,6 +455,7 @@ impl Log {
     }
 
     /// Publishes every appended record to walks (release).
+    #[inline]
     pub(crate) fn publish(&self, writer: &LogWriter) {
         let last = writer.slabs.len() - 1;
         let end = match writer.tail {

@@ -305,12 +305,14 @@ impl RawShard {
 
     /// Entries appended (exact when no insert is running), shadowed ones
     /// included.
+    #[inline]
     pub(crate) fn len(&self) -> usize {
         self.entries.load(Ordering::Relaxed)
     }
 
     /// Bytes of string data appended (exact when no insert is running),
     /// shadowed entries' included.
+    #[inline]
     pub(crate) fn bytes(&self) -> usize {
         self.bytes.load(Ordering::Relaxed)
     }
@@ -422,6 +424,7 @@ impl RawShard {
 
     /// Takes the writer lock (recovering it from poisoning: nothing under it
     /// can panic with the shard half-changed).
+    #[inline]
     pub(crate) fn write(&self) -> WriteGuard<'_> {
         WriteGuard {
             shard: self,
@@ -547,6 +550,7 @@ impl<'a> WriteGuard<'a> {
     }
 
     /// Bytes of string data stored.
+    #[inline]
     pub(crate) fn bytes(&self) -> usize {
         self.shard.bytes()
     }
