@@ -250,21 +250,13 @@ impl Table {
     ) -> Option<T> {
         let mut bucket = first;
         loop {
-            // Every slot's tag is compared before any record is read, into
-            // a mask without branches: a branch per slot would mispredict
-            // wherever the key's slot varies (`docs/history.md`).
-            for slot in bucket.tag_matches(hash as u32) {
-                // Acquire: the record behind the ref was published before
-                // the word's release store. (The slot may have changed
-                // since the filter read it: any word loaded so is a
-                // published one, and its tag is checked again.)
-                let word = bucket.words[slot].load(Ordering::Acquire);
-                // An empty slot matches a hash whose low half is 0.
-                if word != 0 && word as u32 == hash as u32 {
-                    if let Some(found) = key_of(ref_of(word)) {
-                        return Some(found);
-                    }
-                }
+            // Acquire: the record behind a ref was published before the
+            // word's release store. (The slot may have changed since the
+            // filter read it: any word loaded so is a published one, and
+            // its tag is checked again.)
+            let found = Self::find_in(bucket, hash, Ordering::Acquire, &mut key_of);
+            if found.is_some() {
+                return found;
             }
             let next = bucket.next.load(Ordering::Acquire);
             // SAFETY: a linked overflow bucket was built before its release
@@ -273,6 +265,31 @@ impl Table {
             // in it is still a published one, checked in full above.)
             bucket = unsafe { next.as_ref() }?;
         }
+    }
+
+    /// What `key_of` returns for the first slot word of `bucket` (not its
+    /// chain) that holds a ref of hash `hash` for which it returns
+    /// something, each candidate word loaded with `order`.
+    #[inline(always)]
+    fn find_in<T>(
+        bucket: &Bucket,
+        hash: u64,
+        order: Ordering,
+        key_of: &mut impl FnMut(Ref) -> Option<T>,
+    ) -> Option<T> {
+        // Every slot's tag is compared before any record is read, into a
+        // mask without branches: a branch per slot would mispredict
+        // wherever the key's slot varies (`docs/history.md`).
+        for slot in bucket.tag_matches(hash as u32) {
+            let word = bucket.words[slot].load(order);
+            // An empty slot matches a hash whose low half is 0.
+            if word != 0 && word as u32 == hash as u32 {
+                if let Some(found) = key_of(ref_of(word)) {
+                    return Some(found);
+                }
+            }
+        }
+        None
     }
 
     /// The ref in the first slot word from `first` on (the first bucket of
@@ -302,15 +319,10 @@ impl Table {
         let mut bucket = buckets.first(hash);
         let mut empty = None;
         loop {
-            for slot in bucket.tag_matches(hash as u32) {
-                // Relaxed, here and below: only this writer stores to the
-                // table, and it holds the lock.
-                let word = bucket.words[slot].load(Ordering::Relaxed);
-                if word != 0 && word as u32 == hash as u32 {
-                    if let Some(found) = key_of(ref_of(word)) {
-                        return Ok(found);
-                    }
-                }
+            // Relaxed, here and below: only this writer stores to the
+            // table, and it holds the lock.
+            if let Some(found) = Self::find_in(bucket, hash, Ordering::Relaxed, &mut key_of) {
+                return Ok(found);
             }
             empty = empty.or_else(|| bucket.first_empty());
             // SAFETY: a linked overflow bucket, live until `&mut`.
