@@ -381,8 +381,8 @@ impl Table {
     /// Adds the word of `(hash, at)`, after a [`reserve`](Self::reserve),
     /// where `vacancy` says if the caller found it on its probe
     /// ([`find_map_or_vacancy`](Self::find_map_or_vacancy)) since the table
-    /// last changed: it cannot fail. Only the writer calls this, for a key the table does
-    /// not hold. Then, once the entries exceed the load of
+    /// last changed: it cannot fail. Only the writer calls this, for a key
+    /// the table does not hold. Then, once the entries exceed the load of
     /// `SPLITS_PER_STEP - 1` more buckets, splits that many; a split that
     /// cannot allocate is left for a later insert. Inlined into the miss
     /// path; the step, once every `LOAD * SPLITS_PER_STEP` inserts, is not.
