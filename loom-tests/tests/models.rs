@@ -31,6 +31,15 @@ fn with_config<S: Strategy>(config: Config) -> Arc<InternedStringDb<S>> {
     Arc::new(InternedStringDb::with_config(config))
 }
 
+/// A one-NC db whose every id is 1 (the test-only mask), with `first`
+/// interned: it holds id 1, and any other string interned after it
+/// conflicts.
+fn one_id_db<S: Strategy>(first: &str) -> Arc<InternedStringDb<S>> {
+    let db = with_config::<S>(Config::new().ncs(1).narrow_id_mask_for_tests(0));
+    assert_eq!(db.intern(0, first), Ok(1));
+    db
+}
+
 fn spawn<T: 'static>(f: impl FnOnce() -> T + 'static) -> thread::JoinHandle<T> {
     thread::spawn(f)
 }
@@ -223,8 +232,7 @@ fn closed_shows_what_preceded<S: Strategy>() {
 /// succeeded; after the close every intern is refused; the kept string stays.
 fn close_races_conflict<S: Strategy>() {
     loom::model(|| {
-        let db = with_config::<S>(Config::new().ncs(1).narrow_id_mask_for_tests(0));
-        assert_eq!(db.intern(0, "a"), Ok(1));
+        let db = one_id_db::<S>("a");
         let conflicting = {
             let db = Arc::clone(&db);
             spawn(move || db.intern_with_outcome(0, b"b"))
@@ -346,9 +354,7 @@ fn optimistic_close_races_insert_after_a_refused_index() {
 #[test]
 fn optimistic_settle_races_a_conflicting_insert() {
     loom::model(|| {
-        let db =
-            with_config::<OptimisticStrategy>(Config::new().ncs(1).narrow_id_mask_for_tests(0));
-        assert_eq!(db.intern(0, "x"), Ok(1));
+        let db = one_id_db::<OptimisticStrategy>("x");
         let writer = {
             let db = Arc::clone(&db);
             spawn(move || db.intern(0, "y").unwrap())

@@ -447,9 +447,7 @@ fn optimistic_delta_races_a_new_arena() {
 #[test]
 fn optimistic_lookup_races_the_settle_that_shadows_it() {
     loom::model(|| {
-        let db =
-            with_config::<OptimisticStrategy>(Config::new().ncs(1).narrow_id_mask_for_tests(0));
-        assert_eq!(db.intern(0, "x"), Ok(1));
+        let db = one_id_db::<OptimisticStrategy>("x");
         // Appended and indexed by its bytes, not settled: id 1 is "x"'s.
         assert_eq!(db.intern(0, "y"), Ok(1));
         let settler = {
