@@ -25,9 +25,10 @@ use crate::raw::{AppendError, ByBytes, RawShard, WriteGuard};
 /// Misses take the NC's writer lock, probe the by-bytes index again (the
 /// probe notes where the new word goes), and append the string to the NC's
 /// log of fixed-size slabs and to the index, which grows a few buckets at a
-/// time without blocking readers: a miss never looks its id up. Conflicts (another string under the id) are found when
-/// the NC's by-id map is next *settled* from the log, in bulk, the first
-/// string of an id winning: before a snapshot, a delta, the conflict list,
+/// time without blocking readers: a miss never looks its id up. Conflicts
+/// (another string under the id) are found when the NC's by-id map is next
+/// *settled* from the log, in bulk, the first string of an id winning:
+/// before a snapshot, a delta, the conflict list,
 /// the counters or an intern whose outcome the caller reads
 /// (`intern_with_outcome`, `register`, the C ABI); a resolve or a lookup
 /// settles once the map lags 64 entries behind. Resolving an id takes no
