@@ -52,7 +52,7 @@
 
 use core::ptr::{self, NonNull};
 
-use super::blocks::{new_segment, Bucket, SegmentDir, TableWriter};
+use super::blocks::{new_segment, Bucket, SegmentDir, TableWriter, TagMatches};
 use super::log::Ref;
 use crate::raw::alloc::AllocError;
 use crate::raw::sizes::{LOAD, SEGMENT_BUCKETS, SPLITS_PER_STEP};
@@ -280,7 +280,20 @@ impl Table {
         // Every slot's tag is compared before any record is read, into a
         // mask without branches: a branch per slot would mispredict
         // wherever the key's slot varies (`docs/history.md`).
-        for slot in bucket.tag_matches(hash as u32) {
+        Self::find_among(bucket, bucket.tag_matches(hash as u32), hash, order, key_of)
+    }
+
+    /// [`find_in`](Self::find_in) over the slots of `bucket` whose tags
+    /// matched `hash` (`matches`).
+    #[inline(always)]
+    fn find_among<T>(
+        bucket: &Bucket,
+        matches: TagMatches,
+        hash: u64,
+        order: Ordering,
+        key_of: &mut impl FnMut(Ref) -> Option<T>,
+    ) -> Option<T> {
+        for slot in matches {
             let word = bucket.words[slot].load(order);
             // An empty slot matches a hash whose low half is 0.
             if word != 0 && word as u32 == hash as u32 {
@@ -320,11 +333,15 @@ impl Table {
         let mut empty = None;
         loop {
             // Relaxed, here and below: only this writer stores to the
-            // table, and it holds the lock.
-            if let Some(found) = Self::find_in(bucket, hash, Ordering::Relaxed, &mut key_of) {
+            // table, and it holds the lock. The tags and the empty slots
+            // from one read of the line.
+            let (matches, first_empty) = bucket.scan(hash as u32);
+            if let Some(found) =
+                Self::find_among(bucket, matches, hash, Ordering::Relaxed, &mut key_of)
+            {
                 return Ok(found);
             }
-            empty = empty.or_else(|| bucket.first_empty());
+            empty = empty.or(first_empty);
             // SAFETY: a linked overflow bucket, live until `&mut`.
             match unsafe { bucket.next.load(Ordering::Relaxed).as_ref() } {
                 Some(next) => bucket = next,
