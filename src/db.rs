@@ -314,6 +314,23 @@ impl<S: Strategy> InternedStringDb<S> {
     /// reference count.
     pub fn with_resolved<R>(&self, nc: usize, id: u64, f: impl FnOnce(&[u8]) -> R) -> Option<R> {
         let ctx = self.context(nc)?;
+        self.resolve_in(ctx, nc, id, f)
+    }
+
+    /// [`with_resolved`](Self::with_resolved) in `ctx`, NC `nc`'s context:
+    /// answered from what the shard has settled if that holds `id`, else
+    /// after settling as much as a reader needs.
+    fn resolve_in<R>(
+        &self,
+        ctx: &NcContext<S>,
+        nc: usize,
+        id: u64,
+        f: impl FnOnce(&[u8]) -> R,
+    ) -> Option<R> {
+        let f = match ctx.shard.resolve_settled(id, f) {
+            Ok(found) => return Some(found),
+            Err(f) => f,
+        };
         ctx.shard.settle_for_reads(self.conflict_sink(ctx, nc));
         ctx.shard.resolve_unlocked(id, f)
     }
@@ -328,10 +345,7 @@ impl<S: Strategy> InternedStringDb<S> {
     pub fn resolve_any(&self, id: u64) -> Option<Box<[u8]>> {
         nc::made(&self.contexts)
             .filter(|(_, ctx)| ctx.shard.is_open())
-            .find_map(|(nc, ctx)| {
-                ctx.shard.settle_for_reads(self.conflict_sink(ctx, nc));
-                ctx.shard.resolve(id, |b| Box::from(b))
-            })
+            .find_map(|(nc, ctx)| self.resolve_in(ctx, nc, id, |b| Box::from(b)))
     }
 
     /// Closes NC `nc`: it refuses new strings with [`Error::NcClosed`] and

@@ -90,7 +90,8 @@
 //!   lock, appends to the NC's log and indexes the entry by its bytes; the
 //!   by-id map is settled from the log when the by-id direction is read,
 //!   and conflicts are found then ([`Strategy::FINDS_CONFLICTS_LAZILY`]).
-//!   Resolving takes a shared lock on that map, never the writer's.
+//!   Resolving takes a shared lock on that map, never the writer's, and
+//!   settles only for an id the map does not hold yet.
 //! * [`RwLockStrategy`]: the reference's protocol, faithfully, and the
 //!   reference the others are tested against, answer by answer.
 //! * [`LockFreeStrategy`] (feature `lock-free`): no lock on any path; an

@@ -118,8 +118,9 @@ pub trait Strategy: shard::Sealed + shard::RawCode + Send + Sync + Sized + 'stat
     /// Whether a plain intern (`intern`, `intern_batch`) appends its
     /// string without asking whether other bytes hold its id, the
     /// conflict then found and recorded when the by-id direction is next
-    /// read (a resolve, a snapshot, a delta, the conflict list or the
-    /// counters): `true` for `OptimisticStrategy` only. Every conflict is
+    /// read (a snapshot, a delta, the conflict list, the counters, or a
+    /// resolve of an id the by-id map does not hold yet): `true` for
+    /// `OptimisticStrategy` only. Every conflict is
     /// still recorded once, and the first string of an id still wins; but
     /// a string interned again after its conflict was found is a hit, so
     /// [`conflicts_dropped`](crate::InternedStringDb::conflicts_dropped)

@@ -282,6 +282,20 @@ pub trait Shard: Send + Sync + Sized + 'static {
     /// under a lock of the shard: it must not call back into the db.
     fn resolve<R>(&self, id: u64, f: impl FnOnce(&[u8]) -> R) -> Option<R>;
 
+    /// [`resolve_unlocked`](Self::resolve_unlocked) from what the shard
+    /// has settled, without settling it: `Ok` of what `f` returns if the
+    /// settled part holds `id`, whose answer nothing interned since can
+    /// change (the first string of an id wins), else `Err(f)`, for the
+    /// caller to [`settle_for_reads`](Self::settle_for_reads) and resolve.
+    /// `f` runs with no lock of the shard held. The default answers
+    /// `Err(f)`: a shard that finds conflicts when it interns has nothing
+    /// to settle, and its `resolve` answers at once.
+    #[inline]
+    fn resolve_settled<R, F: FnOnce(&[u8]) -> R>(&self, id: u64, f: F) -> Result<R, F> {
+        let _ = id;
+        Err(f)
+    }
+
     /// [`resolve`](Self::resolve) for a caller's callback, which may
     /// call back into the db, the same NC included (intern, close,
     /// open): `f` runs with no lock of the shard held. The default

@@ -320,6 +320,52 @@ fn first_wins_within_and_across_slabs<S: Strategy>() {
     assert!(db.delta(&mut cursor).conflicts().is_empty(), "nothing new");
 }
 
+/// Resolves between the inserts of colliding names (a 10-bit test mask):
+/// each answers with the first name of its id, whether the NC answers it
+/// from what it has settled or settles first, and the conflicts that the
+/// resolves did not settle are still reported, each once, by the snapshot
+/// and the db.
+fn resolves_between_colliding_inserts_keep_the_first_string<S: Strategy>() {
+    const MASK: u64 = (1 << 10) - 1;
+    let names = if S::COPY_ON_WRITE { 600 } else { 3_000 };
+    let db = InternedStringDb::<S>::with_config(
+        Config::new()
+            .ncs(2)
+            .conflict_budget(usize::MAX)
+            .narrow_id_mask_for_tests(MASK),
+    );
+    let mut first = std::collections::BTreeMap::new();
+    for i in 0..names {
+        let name = crate::common::name(0, i);
+        let id = db.intern(0, &name).unwrap();
+        first.entry(id).or_insert(name);
+        // Every few inserts, the ids seen so far, and one not interned.
+        if i % 97 == 0 {
+            for (&id, name) in &first {
+                let want = Some(name.as_bytes());
+                assert_eq!(db.with_resolved(0, id, |b| b.to_vec()).as_deref(), want);
+                assert_eq!(db.resolve(0, id).as_deref(), want, "{}", S::NAME);
+                assert_eq!(db.resolve_any(id).as_deref(), want);
+            }
+            assert!(db.resolve(0, MASK + 2).is_none());
+        }
+    }
+    let snapshot = db.snapshot();
+    assert_eq!(snapshot.len(), first.len());
+    for (&id, name) in &first {
+        assert_eq!(db.resolve(0, id).as_deref(), Some(name.as_bytes()));
+    }
+    let mut conflicts = snapshot.conflicts().to_vec();
+    conflicts.sort();
+    assert_eq!(conflicts.len(), names - first.len(), "each once");
+    assert!(conflicts
+        .iter()
+        .all(|c| *c.kept == *first[&c.id].as_bytes() && *c.rejected != *c.kept));
+    let mut from_db = db.conflicts();
+    from_db.sort();
+    assert_eq!(from_db, conflicts, "{}", S::NAME);
+}
+
 for_each_strategy!(
     conflict_is_recorded,
     conflict_across_shards_is_reported,
@@ -329,4 +375,5 @@ for_each_strategy!(
     real_collision_keeps_the_first_string,
     first_string_survives_deltas_files_and_merges,
     first_wins_within_and_across_slabs,
+    resolves_between_colliding_inserts_keep_the_first_string,
 );

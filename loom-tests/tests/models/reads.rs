@@ -212,11 +212,12 @@ fn optimistic_hit_then_snapshot_holds_the_entry() {
 
 /// `resolve` races an insert that splits the by-bytes index (every insert
 /// past the first does in loom builds) and grows its segment directory,
-/// and settles the by-id map (every `resolve` does first, from the log,
-/// under the map's own lock): a stored id always resolves to its bytes,
-/// and the racing one to nothing or to all of its bytes. `resolve` takes
-/// no lock of the writer's: the map under its shared lock, then a
-/// lock-free walk of what it lacks.
+/// and settles the by-id map (a `resolve` that the map cannot answer does
+/// first, from the log, under the map's own lock): a stored id always
+/// resolves to its bytes, and the racing one to nothing or to all of its
+/// bytes. `resolve` takes no lock of the writer's: the map under its
+/// shared lock, then, if the map lacks the id, a lock-free walk of what
+/// the map lacks.
 #[test]
 fn optimistic_resolve_races_split() {
     let stored = names_where("i", 2, 2, |_| true);
@@ -282,10 +283,12 @@ fn resolve_races_insert(
 
 /// `resolve` of an id whose intern returned (a flag, released after it,
 /// says so), or that a snapshot showed, finds it while the writer goes on:
-/// the reader's settles (each snapshot and resolve settles the by-id map
-/// first) race the writer's appends, so the reader's lookup races entries
-/// moving from the part the map lacks, which the reader walks, into the
-/// map; and the first entry races the making of the by-id side.
+/// the reader's settles (each snapshot settles the by-id map first, and
+/// each resolve that the map cannot answer) race the writer's appends, so
+/// the reader's lookup races entries moving from the part the map lacks,
+/// which the reader walks, into the map, and a resolve after the snapshot
+/// answers from the map alone while the writer appends; and the first
+/// entry races the making of the by-id side.
 #[test]
 fn optimistic_resolve_after_intern_races_catch_up() {
     let names = names_where("c", 2, 2, |_| true);

@@ -348,6 +348,16 @@ impl IdMap {
             .map(Ref::from_bits)
     }
 
+    /// Where `log` stores the entry that holds `id` first, if the map
+    /// holds it: looked up under the shared lock only, the entries
+    /// appended since the map was last settled not looked at. The map
+    /// holds a prefix of the log, each id under its earliest entry, so
+    /// nothing appended since can change what it finds; `None` says only
+    /// that the map lacks the id.
+    pub(super) fn find_mapped(lock: &RwLock<IdMap>, log: &Log, id: u64, hash: u64) -> Option<Ref> {
+        sync::read(lock).get(log, id, hash)
+    }
+
     /// Where `log` stores the entry that holds `id` first, for a reader:
     /// looked up in the map under the shared lock, then, with the lock
     /// released, among the entries appended since the map was last

@@ -42,7 +42,7 @@ use crate::raw::bytes::{
     CACHE_LINE,
 };
 use crate::raw::sizes::READ_LAG;
-use crate::sync::{self, AtomicBool, AtomicPtr, AtomicUsize, Mutex, MutexGuard, Ordering};
+use crate::sync::{self, AtomicBool, AtomicPtr, AtomicUsize, Mutex, MutexGuard, Ordering, RwLock};
 
 /// What every hit reads, one cache line that misses write to publish their
 /// entry (the log's end), to grow the table (once per several splits) and
@@ -414,9 +414,30 @@ impl RawShard {
     /// does not hold yet, walked lock-free. Finds every entry published
     /// before the call.
     pub(crate) fn find_by_id(&self, id: u64) -> Option<Entry<'_>> {
+        self.find_by_id_with(id, IdMap::find_shared)
+    }
+
+    /// The entry stored under `id` if the by-id map holds it, without
+    /// settling the map or walking what it lacks, and so without a store
+    /// to any line the writer writes: an entry found holds its id first
+    /// (the map holds a prefix of the log, each id under its earliest
+    /// entry), and `None` does not say that the shard lacks `id`
+    /// ([`find_by_id`](Self::find_by_id) after a settle does).
+    pub(crate) fn find_mapped_by_id(&self, id: u64) -> Option<Entry<'_>> {
+        self.find_by_id_with(id, IdMap::find_mapped)
+    }
+
+    /// The entry that `find` (a way to look `id` up in the by-id side)
+    /// names, once an entry is published.
+    #[inline]
+    fn find_by_id_with(
+        &self,
+        id: u64,
+        find: impl FnOnce(&RwLock<IdMap>, &Log, u64, u64) -> Option<Ref>,
+    ) -> Option<Entry<'_>> {
         let log = &self.hot.log;
         let (_, side) = self.published_side()?;
-        let at = IdMap::find_shared(&side.map, log, id, self.id_hash(id))?;
+        let at = find(&side.map, log, id, self.id_hash(id))?;
         // SAFETY: a ref to a published record, acquired through the map's
         // lock or the log's end.
         Some(unsafe { log.entry(at) })

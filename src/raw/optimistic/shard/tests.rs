@@ -216,6 +216,28 @@ fn settling_keeps_the_first_entry_of_an_id_within_and_across_slabs() {
     assert_eq!(all as u64, 2 + N + N.div_ceil(500));
 }
 
+/// The map answers, without a settle, only for what it holds, and then
+/// with an id's first entry, whatever was appended under the id since; what
+/// it lacks is left to `find_by_id`, which walks it.
+#[test]
+fn the_map_alone_answers_with_the_first_entry_it_holds() {
+    let shard = RawShard::new(0);
+    assert!(shard.find_mapped_by_id(7).is_none(), "nothing published");
+    shard.write().insert_hashed(7, b"a", None).unwrap();
+    assert!(shard.find_mapped_by_id(7).is_none(), "not settled yet");
+    assert!(settle(&shard).is_empty());
+    // Appended after the settle: a conflicting string under 7, and 8.
+    shard.write().insert_hashed(7, b"b", None).unwrap();
+    shard.write().insert_hashed(8, b"c", None).unwrap();
+    assert_eq!(shard.find_mapped_by_id(7).unwrap().bytes(), b"a");
+    assert!(shard.find_mapped_by_id(8).is_none());
+    assert_eq!(shard.find_by_id(8).unwrap().bytes(), b"c");
+    // The conflict is found by the next settle, once.
+    assert_eq!(settle(&shard), [(7, b"a".to_vec(), b"b".to_vec())]);
+    assert_eq!(shard.find_mapped_by_id(7).unwrap().bytes(), b"a");
+    assert_eq!(shard.find_mapped_by_id(8).unwrap().bytes(), b"c");
+}
+
 /// Where `find_ref_where` finds `bytes`, indexed under their hash.
 fn ref_of_bytes(shard: &RawShard, bytes: &[u8]) -> Ref {
     let (at, _) = shard
