@@ -68,6 +68,63 @@ impl Bucket {
 mod tags {
     use super::{ptr, Bucket, WORDS};
 
+    /// The assembly of [`matching`] and [`matching_and_empty`]: the line
+    /// in four aligned 16-byte loads; given `$zeros`, each dword compared
+    /// with zero, the 16 results packed in order into the bits of
+    /// `$zeros`; then each compared with `$tag`, into `$bits`. Writes only
+    /// the named registers; the caller's `unsafe` block argues the loads.
+    macro_rules! scan_line {
+        ($bucket:expr, $tag:expr, $bits:ident $(, $zeros:ident)?) => {
+            core::arch::asm!(
+                "movd {t}, {tag:e}",
+                "pshufd {t}, {t}, 0",
+                "movdqa {a}, xmmword ptr [{p}]",
+                "movdqa {b}, xmmword ptr [{p} + 16]",
+                "movdqa {c}, xmmword ptr [{p} + 32]",
+                "movdqa {d}, xmmword ptr [{p} + 48]",
+                $(
+                    "pxor {za}, {za}",
+                    "pxor {zb}, {zb}",
+                    "pxor {zc}, {zc}",
+                    "pxor {zd}, {zd}",
+                    "pcmpeqd {za}, {a}",
+                    "pcmpeqd {zb}, {b}",
+                    "pcmpeqd {zc}, {c}",
+                    "pcmpeqd {zd}, {d}",
+                    "packssdw {za}, {zb}",
+                    "packssdw {zc}, {zd}",
+                    "packsswb {za}, {zc}",
+                    concat!("pmovmskb {", stringify!($zeros), ":e}, {za}"),
+                )?
+                "pcmpeqd {a}, {t}",
+                "pcmpeqd {b}, {t}",
+                "pcmpeqd {c}, {t}",
+                "pcmpeqd {d}, {t}",
+                // The 16 dword results, in order, as 16 bytes.
+                "packssdw {a}, {b}",
+                "packssdw {c}, {d}",
+                "packsswb {a}, {c}",
+                "pmovmskb {bits:e}, {a}",
+                p = in(reg) ptr::from_ref($bucket),
+                tag = in(reg) $tag,
+                bits = lateout(reg) $bits,
+                t = out(xmm_reg) _,
+                a = out(xmm_reg) _,
+                b = out(xmm_reg) _,
+                c = out(xmm_reg) _,
+                d = out(xmm_reg) _,
+                $(
+                    $zeros = lateout(reg) $zeros,
+                    za = out(xmm_reg) _,
+                    zb = out(xmm_reg) _,
+                    zc = out(xmm_reg) _,
+                    zd = out(xmm_reg) _,
+                )?
+                options(nostack, readonly, preserves_flags),
+            )
+        };
+    }
+
     /// Bit `i * STRIDE` of what [`matching`] returns is slot `i`.
     pub(super) const STRIDE: u32 = 2;
 
@@ -99,34 +156,7 @@ mod tags {
         // adds a slot, which the caller loads again with acquire and checks
         // again, or drops one, a false miss, which the protocol allows (the
         // locked path re-checks).
-        unsafe {
-            core::arch::asm!(
-                "movd {t}, {tag:e}",
-                "pshufd {t}, {t}, 0",
-                "movdqa {a}, xmmword ptr [{p}]",
-                "movdqa {b}, xmmword ptr [{p} + 16]",
-                "movdqa {c}, xmmword ptr [{p} + 32]",
-                "movdqa {d}, xmmword ptr [{p} + 48]",
-                "pcmpeqd {a}, {t}",
-                "pcmpeqd {b}, {t}",
-                "pcmpeqd {c}, {t}",
-                "pcmpeqd {d}, {t}",
-                // The 16 dword results, in order, as 16 bytes.
-                "packssdw {a}, {b}",
-                "packssdw {c}, {d}",
-                "packsswb {a}, {c}",
-                "pmovmskb {bits:e}, {a}",
-                p = in(reg) ptr::from_ref(bucket),
-                tag = in(reg) tag,
-                bits = lateout(reg) bits,
-                t = out(xmm_reg) _,
-                a = out(xmm_reg) _,
-                b = out(xmm_reg) _,
-                c = out(xmm_reg) _,
-                d = out(xmm_reg) _,
-                options(nostack, readonly, preserves_flags),
-            );
-        }
+        unsafe { scan_line!(bucket, tag, bits) };
         bits & LANES
     }
 
@@ -141,52 +171,7 @@ mod tags {
         // 64-byte aligned line, and writes only the named registers. Only
         // the writer calls this, under its lock, so no slot changes
         // meanwhile.
-        unsafe {
-            core::arch::asm!(
-                "movd {t}, {tag:e}",
-                "pshufd {t}, {t}, 0",
-                "movdqa {a}, xmmword ptr [{p}]",
-                "movdqa {b}, xmmword ptr [{p} + 16]",
-                "movdqa {c}, xmmword ptr [{p} + 32]",
-                "movdqa {d}, xmmword ptr [{p} + 48]",
-                // Each dword compared with zero.
-                "pxor {za}, {za}",
-                "pxor {zb}, {zb}",
-                "pxor {zc}, {zc}",
-                "pxor {zd}, {zd}",
-                "pcmpeqd {za}, {a}",
-                "pcmpeqd {zb}, {b}",
-                "pcmpeqd {zc}, {c}",
-                "pcmpeqd {zd}, {d}",
-                "packssdw {za}, {zb}",
-                "packssdw {zc}, {zd}",
-                "packsswb {za}, {zc}",
-                "pmovmskb {zeros:e}, {za}",
-                // Each dword compared with the tag, as in `matching`.
-                "pcmpeqd {a}, {t}",
-                "pcmpeqd {b}, {t}",
-                "pcmpeqd {c}, {t}",
-                "pcmpeqd {d}, {t}",
-                "packssdw {a}, {b}",
-                "packssdw {c}, {d}",
-                "packsswb {a}, {c}",
-                "pmovmskb {bits:e}, {a}",
-                p = in(reg) ptr::from_ref(bucket),
-                tag = in(reg) tag,
-                bits = lateout(reg) bits,
-                zeros = lateout(reg) zeros,
-                t = out(xmm_reg) _,
-                a = out(xmm_reg) _,
-                b = out(xmm_reg) _,
-                c = out(xmm_reg) _,
-                d = out(xmm_reg) _,
-                za = out(xmm_reg) _,
-                zb = out(xmm_reg) _,
-                zc = out(xmm_reg) _,
-                zd = out(xmm_reg) _,
-                options(nostack, readonly, preserves_flags),
-            );
-        }
+        unsafe { scan_line!(bucket, tag, bits, zeros) };
         // Slot `i` is empty if dwords `2i` and `2i + 1` are both zero.
         (bits & LANES, zeros & (zeros >> 1) & LANES)
     }
