@@ -255,20 +255,28 @@ fn first_string_survives_deltas_files_and_merges<S: Strategy>() {
         .any(|c| &*c.rejected == b"crafted_on_another_host" && &*c.kept == b"victim"));
 }
 
+/// The test mask of [`narrow_db`]: 1,024 ids.
+const NARROW_MASK: u64 = (1 << 10) - 1;
+
+/// Two NCs whose ids are cut to [`NARROW_MASK`], so that names collide,
+/// with room to record every conflict.
+fn narrow_db<S: Strategy>() -> InternedStringDb<S> {
+    InternedStringDb::with_config(
+        Config::new()
+            .ncs(2)
+            .conflict_budget(usize::MAX)
+            .narrow_id_mask_for_tests(NARROW_MASK),
+    )
+}
+
 /// Many names under few ids (a 10-bit test mask): ids collide within one
 /// of the optimistic log's slabs and across them (4,000 names of about 40
 /// bytes fill several), and the first name of each id is the one kept by
 /// `resolve`, every snapshot and the deltas that add up to them, whatever
 /// order a walk reads an NC's records in.
 fn first_wins_within_and_across_slabs<S: Strategy>() {
-    const MASK: u64 = (1 << 10) - 1;
     let names = if S::COPY_ON_WRITE { 600 } else { 4_000 };
-    let db = InternedStringDb::<S>::with_config(
-        Config::new()
-            .ncs(2)
-            .conflict_budget(usize::MAX)
-            .narrow_id_mask_for_tests(MASK),
-    );
+    let db = narrow_db::<S>();
     let mut first = std::collections::BTreeMap::new();
     let mut cursor = Cursor::new();
     let mut deltas = Vec::new();
@@ -326,14 +334,8 @@ fn first_wins_within_and_across_slabs<S: Strategy>() {
 /// resolves did not settle are still reported, each once, by the snapshot
 /// and the db.
 fn resolves_between_colliding_inserts_keep_the_first_string<S: Strategy>() {
-    const MASK: u64 = (1 << 10) - 1;
     let names = if S::COPY_ON_WRITE { 600 } else { 3_000 };
-    let db = InternedStringDb::<S>::with_config(
-        Config::new()
-            .ncs(2)
-            .conflict_budget(usize::MAX)
-            .narrow_id_mask_for_tests(MASK),
-    );
+    let db = narrow_db::<S>();
     let mut first = std::collections::BTreeMap::new();
     for i in 0..names {
         let name = crate::common::name(0, i);
@@ -347,7 +349,7 @@ fn resolves_between_colliding_inserts_keep_the_first_string<S: Strategy>() {
                 assert_eq!(db.resolve(0, id).as_deref(), want, "{}", S::NAME);
                 assert_eq!(db.resolve_any(id).as_deref(), want);
             }
-            assert!(db.resolve(0, MASK + 2).is_none());
+            assert!(db.resolve(0, NARROW_MASK + 2).is_none());
         }
     }
     let snapshot = db.snapshot();
