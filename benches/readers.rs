@@ -4,7 +4,8 @@
 //! same NC, for every strategy: `cargo bench -p benches --bench readers`.
 //!
 //! Each cell is the median of 5 runs of 2^20 calls (Zipf over 10^4
-//! synthetic names interned before), in ns per call. The loaded runs start
+//! synthetic names interned before), in ns per call, the four calls' runs
+//! interleaved. The loaded runs start
 //! once the writer is inserting, and the writer stops with them. Then each
 //! call is timed alone again, on the NC as the writer left it: what the
 //! loaded cell costs beyond that is waiting for the writer, not the NC's
@@ -44,37 +45,55 @@ type Costs = [f64; 4];
 /// Under a writer, then alone on what the writer left.
 type Loaded = Option<(Costs, Costs)>;
 
-/// ns per call of `call` over `sequence`, the median of [`RUNS`].
+/// ns per call of each call of [`CALLS_MEASURED`] over `sequence`, the
+/// median of [`RUNS`] runs each, the calls interleaved run by run: under a
+/// writer the NC grows while they are timed, and each call then meets it
+/// at every size, where timing one call's runs before the next's met the
+/// later calls with a larger NC.
 fn time<S: Strategy>(
+    db: &InternedStringDb<S>,
+    names: &[String],
+    ids: &[u64],
+    sequence: &[u32],
+) -> Costs {
+    let mut runs = [[0.0; CALLS_MEASURED.len()]; RUNS];
+    for run in &mut runs {
+        for (cost, &call) in run.iter_mut().zip(&CALLS_MEASURED) {
+            *cost = time_once(db, names, ids, sequence, call);
+        }
+    }
+    core::array::from_fn(|k| {
+        let mut cell = runs.map(|run| run[k]);
+        cell.sort_by(f64::total_cmp);
+        cell[RUNS / 2]
+    })
+}
+
+/// ns per call of one run of `call` over `sequence`.
+fn time_once<S: Strategy>(
     db: &InternedStringDb<S>,
     names: &[String],
     ids: &[u64],
     sequence: &[u32],
     call: Call,
 ) -> f64 {
-    let mut runs: Vec<f64> = (0..RUNS)
-        .map(|_| {
-            let start = Instant::now();
-            let mut acc = 0u64;
-            for &i in sequence {
-                let i = i as usize;
-                acc ^= match call {
-                    Call::Intern => db.intern(0, black_box(&names[i])).unwrap_or(0),
-                    Call::Lookup => db.lookup(0, black_box(&names[i])).unwrap_or(0),
-                    Call::WithResolved => db
-                        .with_resolved(0, black_box(ids[i]), |b| b.len() as u64)
-                        .unwrap_or(0),
-                    Call::Resolve => db
-                        .resolve(0, black_box(ids[i]))
-                        .map_or(0, |b| black_box(b).len() as u64),
-                };
-            }
-            black_box(acc);
-            start.elapsed().as_nanos() as f64 / sequence.len() as f64
-        })
-        .collect();
-    runs.sort_by(f64::total_cmp);
-    runs[RUNS / 2]
+    let start = Instant::now();
+    let mut acc = 0u64;
+    for &i in sequence {
+        let i = i as usize;
+        acc ^= match call {
+            Call::Intern => db.intern(0, black_box(&names[i])).unwrap_or(0),
+            Call::Lookup => db.lookup(0, black_box(&names[i])).unwrap_or(0),
+            Call::WithResolved => db
+                .with_resolved(0, black_box(ids[i]), |b| b.len() as u64)
+                .unwrap_or(0),
+            Call::Resolve => db
+                .resolve(0, black_box(ids[i]))
+                .map_or(0, |b| black_box(b).len() as u64),
+        };
+    }
+    black_box(acc);
+    start.elapsed().as_nanos() as f64 / sequence.len() as f64
 }
 
 /// Every call's cost alone, then under a writer, then alone on what the
@@ -84,7 +103,7 @@ fn measure<S: Strategy>() -> (Costs, Loaded) {
     let names = workload::vocabulary(10_000);
     let ids: Vec<u64> = names.iter().map(|n| db.intern(0, n).unwrap()).collect();
     let sequence = workload::zipf_indices(names.len(), CALLS, 1.0, 7);
-    let alone = CALLS_MEASURED.map(|call| time(&db, &names, &ids, &sequence, call));
+    let alone = time(&db, &names, &ids, &sequence);
     if S::COPY_ON_WRITE {
         return (alone, None);
     }
@@ -103,11 +122,11 @@ fn measure<S: Strategy>() -> (Costs, Loaded) {
         while inserted.load(Ordering::Relaxed) < 1_000 {
             std::hint::spin_loop();
         }
-        let loaded = CALLS_MEASURED.map(|call| time(&db, &names, &ids, &sequence, call));
+        let loaded = time(&db, &names, &ids, &sequence);
         stop.store(true, Ordering::Relaxed);
         loaded
     });
-    let after = CALLS_MEASURED.map(|call| time(&db, &names, &ids, &sequence, call));
+    let after = time(&db, &names, &ids, &sequence);
     (alone, Some((loaded, after)))
 }
 
