@@ -120,9 +120,9 @@ pub trait Strategy: shard::Sealed + shard::RawCode + Send + Sync + Sized + 'stat
     /// conflict then found and recorded when the by-id direction is next
     /// read (a snapshot, a delta, the conflict list, the counters, or a
     /// resolve of an id the by-id map does not hold yet): `true` for
-    /// `OptimisticStrategy` only. Every conflict is
-    /// still recorded once, and the first string of an id still wins; but
-    /// a string interned again after its conflict was found is a hit, so
+    /// `OptimisticStrategy` only. Every conflict is still recorded once,
+    /// and the first string of an id still wins; but a string interned
+    /// again after its conflict was found is a hit, so
     /// [`conflicts_dropped`](crate::InternedStringDb::conflicts_dropped)
     /// counts it once where an eager strategy counts every call.
     const FINDS_CONFLICTS_LAZILY: bool = false;

@@ -152,10 +152,11 @@ impl Shard for OptimisticShard {
         self.raw.find_by_id(id).map(|entry| f(entry.bytes()))
     }
 
-    /// From the by-id map as it is, under its shared lock: a resolve
-    /// under a writer neither settles what the writer appended since nor
-    /// checks how far the map lags (two loads of lines the writer stores
-    /// to on every insert), unless the map lacks `id`.
+    /// From the by-id map as it is, under its shared lock: unless the map
+    /// lacks `id`, a resolve under a writer neither settles what the
+    /// writer appended since nor checks how far the map lags (the entry
+    /// count, on a line the writer stores to on every insert, and a second
+    /// round trip of the map's lock).
     fn resolve_settled<R, F: FnOnce(&[u8]) -> R>(&self, id: u64, f: F) -> Result<R, F> {
         match self.raw.find_mapped_by_id(id) {
             // No lock is held: `f` may call back into the db.
