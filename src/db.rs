@@ -314,30 +314,42 @@ impl<S: Strategy> InternedStringDb<S> {
     /// reference count.
     pub fn with_resolved<R>(&self, nc: usize, id: u64, f: impl FnOnce(&[u8]) -> R) -> Option<R> {
         let ctx = self.context(nc)?;
-        self.resolve_in(ctx, nc, id, f)
+        self.resolve_in(ctx, nc, id, f, |shard, f| shard.resolve_unlocked(id, f))
     }
 
-    /// [`with_resolved`](Self::with_resolved) in `ctx`, NC `nc`'s context:
+    /// `f` on the bytes that `ctx`, NC `nc`'s context, stores under `id`:
     /// answered from what the shard has settled if that holds `id`, else
-    /// after settling as much as a reader needs.
-    fn resolve_in<R>(
+    /// by `resolve` (the shard's resolve that suits `f`) after settling as
+    /// much as a reader needs.
+    fn resolve_in<R, F: FnOnce(&[u8]) -> R>(
         &self,
         ctx: &NcContext<S>,
         nc: usize,
         id: u64,
-        f: impl FnOnce(&[u8]) -> R,
+        f: F,
+        resolve: impl FnOnce(&S::Shard, F) -> Option<R>,
     ) -> Option<R> {
         let f = match ctx.shard.resolve_settled(id, f) {
             Ok(found) => return Some(found),
             Err(f) => f,
         };
         ctx.shard.settle_for_reads(self.conflict_sink(ctx, nc));
-        ctx.shard.resolve_unlocked(id, f)
+        resolve(&ctx.shard, f)
+    }
+
+    /// A copy of the bytes that `ctx`, NC `nc`'s context, stores under
+    /// `id`: made by the shard's own `resolve`, under its lock if it has
+    /// one (a copy calls nothing back), so that a lock strategy copies the
+    /// bytes once, not out of the lock and then again.
+    fn copy_in(&self, ctx: &NcContext<S>, nc: usize, id: u64) -> Option<Box<[u8]>> {
+        let copy = |bytes: &[u8]| Box::<[u8]>::from(bytes);
+        self.resolve_in(ctx, nc, id, copy, |shard, copy| shard.resolve(id, copy))
     }
 
     /// A copy of the bytes NC `nc`'s shard stores under `id`.
     pub fn resolve(&self, nc: usize, id: u64) -> Option<Box<[u8]>> {
-        self.with_resolved(nc, id, |b| Box::from(b))
+        let ctx = self.context(nc)?;
+        self.copy_in(ctx, nc, id)
     }
 
     /// The bytes of `id` in the first open NC that holds it: what a
@@ -345,7 +357,7 @@ impl<S: Strategy> InternedStringDb<S> {
     pub fn resolve_any(&self, id: u64) -> Option<Box<[u8]>> {
         nc::made(&self.contexts)
             .filter(|(_, ctx)| ctx.shard.is_open())
-            .find_map(|(nc, ctx)| self.resolve_in(ctx, nc, id, |b| Box::from(b)))
+            .find_map(|(nc, ctx)| self.copy_in(ctx, nc, id))
     }
 
     /// Closes NC `nc`: it refuses new strings with [`Error::NcClosed`] and
