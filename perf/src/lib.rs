@@ -4,6 +4,7 @@
 //! and vocabularies, one cell's timed run, and the reports.
 
 pub mod cell;
+pub mod heap;
 pub mod host;
 pub mod peers;
 pub mod plot;

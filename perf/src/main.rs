@@ -373,6 +373,8 @@ fn main() {
                     pin: args.pin,
                     result: None,
                 };
+                // The last subject's frees, merged untimed.
+                perf::heap::settle();
                 c.subject.visit(args.ncs, &mut measure);
                 c.runs.push(measure.result.expect("measured"));
                 bar.inc(1);

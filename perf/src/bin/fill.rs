@@ -196,6 +196,8 @@ fn main() {
                         wall: Duration::ZERO,
                         last_tenth: Duration::ZERO,
                     };
+                    // The last subject's frees, merged untimed.
+                    perf::heap::settle();
                     subject.visit(256, &mut fill);
                     walls[i].push(fill.wall.as_nanos() as f64 * threads as f64 / n as f64);
                     tenths[i].push(fill.last_tenth.as_nanos() as f64 / (n / 10).max(1) as f64);
