@@ -117,6 +117,8 @@ fn contention(c: &mut Criterion) {
                                 vocabulary: &vocabulary,
                                 elapsed: Duration::ZERO,
                             };
+                            // The last subject's frees, merged untimed (`perf::heap`).
+                            perf::heap::settle();
                             subject.visit(256, &mut timed);
                             timed.elapsed
                         })

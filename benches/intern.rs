@@ -122,6 +122,8 @@ fn misses(c: &mut Criterion) {
                         }
                     }
                     let mut timed = Timed(&fresh, Duration::ZERO);
+                    // The last subject's frees, merged untimed (`perf::heap`).
+                    perf::heap::settle();
                     subject.visit(256, &mut timed);
                     total += timed.1;
                 }
