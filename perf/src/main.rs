@@ -1,6 +1,7 @@
 //! `contention`: the contention harness. Every strategy of ours and every
 //! peer, at several thread counts, on hit-heavy and miss-heavy workloads, with
-//! all threads on one NC or each on its own. Prints a table and a few
+//! all threads on one NC or each on its own, each cell's subject made on a
+//! settled heap (`perf::heap`). Prints a table and a few
 //! closing lines, writes `target/perf-results/` (or `--out`; the committed
 //! reference run is `perf/results/`): `contention.csv`, `summary.md`
 //! and one chart per workload, vocabulary and placement. See

@@ -1,7 +1,8 @@
 //! `fill`: the cost of an insert as a user meets it. Each subject is filled
 //! from empty with every name of a vocabulary (no time window cuts a fill
 //! short), at several sizes, by 1 or more threads into one NC; subjects are
-//! interleaved within each repetition and the median is reported. Prints a
+//! interleaved within each repetition, each started from a settled heap
+//! ([`perf::heap::settle`]), and the median is reported. Prints a
 //! Markdown table of ns per insert (a thread's share of the fill's wall
 //! time: wall × threads / names), headed by the host (CPU, L2, L3), the
 //! commit and the date. Peers that do not compute our 50-bit id are also
