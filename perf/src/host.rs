@@ -29,8 +29,8 @@ pub struct Host {
     /// The 1-minute load average when detected.
     pub load: f64,
     /// ns for one cache line to go from one thread to another and back
-    /// ([`line_round_trip`]); `None` with one CPU, or if the other thread
-    /// did not answer in time.
+    /// ([`line_round_trip`]); `None` with one CPU, or if the measurement
+    /// did not end in time.
     pub line_round_trip: Option<f64>,
 }
 
@@ -98,8 +98,10 @@ const BATCHES: u64 = 5;
 /// ns for one cache line to go from this thread to a second one and back:
 /// the median of [`BATCHES`] batches of [`TRIPS`] round trips (this thread
 /// stores an odd number, the other answers with the next even one), some
-/// 20 ms in all. `None` if the other thread has not answered within a
-/// second (a busy machine: descheduled spinners measure the scheduler).
+/// 20 ms in all. `None` if they have not all been made within a second (a
+/// busy machine: descheduled spinners measure the scheduler). The clock
+/// is read once every 1,024 spins of a wait, so that reading it does not
+/// delay seeing the answer.
 pub fn line_round_trip() -> Option<f64> {
     let line = AtomicU64::new(0);
     let stop = AtomicBool::new(false);
@@ -121,8 +123,10 @@ pub fn line_round_trip() -> Option<f64> {
             let start = Instant::now();
             for i in batch * TRIPS..(batch + 1) * TRIPS {
                 line.store(2 * i + 1, Ordering::Release);
+                let mut spins = 0u32;
                 while line.load(Ordering::Acquire) != 2 * i + 2 {
-                    if Instant::now() > give_up {
+                    spins = spins.wrapping_add(1);
+                    if spins.is_multiple_of(1024) && Instant::now() > give_up {
                         break 'batches;
                     }
                     spin_loop();
