@@ -91,14 +91,15 @@ impl fmt::Display for Host {
     }
 }
 
-/// Round trips per batch, and batches, of [`line_round_trip`].
+/// Round trips per batch, and batches, of [`line_round_trip`] (its doc
+/// says them).
 const TRIPS: u64 = 20_000;
 const BATCHES: u64 = 5;
 
 /// ns for one cache line to go from this thread to a second one and back:
-/// the median of [`BATCHES`] batches of [`TRIPS`] round trips (this thread
-/// stores an odd number, the other answers with the next even one), some
-/// 20 ms in all. `None` if they have not all been made within a second (a
+/// the median of 5 batches of 20,000 round trips (this thread stores an
+/// odd number, the other answers with the next even one), some 20 ms in
+/// all. `None` if they have not all been made within a second (a
 /// busy machine: descheduled spinners measure the scheduler). The clock
 /// is read once every 1,024 spins of a wait, so that reading it does not
 /// delay seeing the answer.
