@@ -9,7 +9,8 @@ command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
 # ISDB_PRINT_STRATEGIES makes ops_model print the strategies it runs: they
 # must be the crate's one list, every strategy (examples/strategies.rs).
 mkdir -p target
-for target in c_abi ops_model snapshot_file; do
+targets=(c_abi ops_model snapshot_file)
+for target in "${targets[@]}"; do
     ISDB_PRINT_STRATEGIES=1 cargo +"$NIGHTLY" fuzz run "$target" "fuzz/corpus/$target" -- \
         -runs=0 -max_len=65536 2>&1 | tee "target/fuzz-replay-$target.log"
 done
@@ -27,7 +28,7 @@ sed -n 's/^ops_model strategy: //p' target/fuzz-replay-ops_model.log \
 # campaign no time to fuzz, so it starts from nothing.
 status=0
 pids=()
-for target in c_abi ops_model snapshot_file; do
+for target in "${targets[@]}"; do
     fresh="target/fuzz-new-$target"
     rm -rf "$fresh" && mkdir -p "$fresh"
     corpora=("$fresh")
@@ -41,7 +42,7 @@ done
 for pid in "${pids[@]}"; do
     wait "$pid" || status=$?
 done
-for target in c_abi ops_model snapshot_file; do
+for target in "${targets[@]}"; do
     printf '\n=== fuzz %s\n' "$target"
     tail -n 40 "target/fuzz-run-$target.log"
 done

@@ -22,7 +22,11 @@ mkdir -p target
 miri -- "${first[@]}" >target/miri-shard.log 2>&1 &
 shard_run=$!
 status=0
-miri -- --skip "${first[0]}" --skip "${first[1]}" || status=$?
+skips=()
+for filter in "${first[@]}"; do
+    skips+=(--skip "$filter")
+done
+miri -- "${skips[@]}" || status=$?
 wait "$shard_run" || status=$?
 cat target/miri-shard.log
 exit "$status"
