@@ -15,9 +15,11 @@
 //!
 //! Then threads, where the outcome does not depend on the interleaving: each
 //! thread interning, registering and batching into its own NC (so its
-//! conflicts are its own), or every thread interning the same names into one
-//! NC with real ids while deltas are taken; the final states (and the
-//! deltas' union) must be the reference's.
+//! conflicts are its own); every thread interning the same names into one
+//! NC with real ids while deltas are taken; or threads taking turns in one
+//! NC with colliding names, each call ordered before the next by a lock.
+//! The final states (and the deltas' union), and in turns every answer,
+//! must be the reference's.
 
 use std::path::PathBuf;
 
@@ -444,8 +446,102 @@ fn threads_on_shared_names_end_as_the_reference<S: Strategy>() {
     }
 }
 
+/// Threads taking turns in one NC (a turn passed under a lock, so each
+/// call happens before the next thread's), interning, registering, asking
+/// outcomes and batching colliding names (a narrow id mask): every answer,
+/// the final snapshot, conflicts and counters are the reference's, run in
+/// the same order on one thread. Which string of an id wins, and the order
+/// of the conflicts, follow the calls' order across threads as within one:
+/// what a writer that orders entries by anything but time would break.
+fn threads_taking_turns_in_one_nc_end_as_the_reference<S: Strategy>() {
+    const THREADS: usize = 3;
+    const TURNS: usize = 1_500;
+    let config = Config::new()
+        .ncs(1)
+        .narrow_id_mask_for_tests(0x3F)
+        .conflict_budget(16 << 10);
+    let ops = |rng: &mut Rng| -> Vec<TurnOp> {
+        (0..TURNS)
+            .map(|_| match rng.below(5) {
+                0 | 1 => TurnOp::Intern(rng.text() + &rng.text() + &rng.text()),
+                2 => TurnOp::Outcome(rng.text() + &rng.text()),
+                3 => TurnOp::Register(rng.id(), rng.bytes()),
+                _ => TurnOp::Batch((0..3).map(|_| rng.text() + &rng.text()).collect()),
+            })
+            .collect()
+    };
+    let ops = ops(&mut Rng(7));
+    let ours: InternedStringDb<S> = InternedStringDb::with_config(config);
+    // The turn (the index of the next call) and each call's answer.
+    let turn = std::sync::Mutex::new(0usize);
+    let passed = std::sync::Condvar::new();
+    let answers = std::sync::Mutex::new(vec![String::new(); TURNS]);
+    std::thread::scope(|s| {
+        for t in 0..THREADS {
+            let (ours, ops, turn, passed, answers) = (&ours, &ops, &turn, &passed, &answers);
+            s.spawn(move || {
+                for i in (t..TURNS).step_by(THREADS) {
+                    let mut now = turn.lock().unwrap();
+                    while *now != i {
+                        now = passed.wait(now).unwrap();
+                    }
+                    let answer = ops[i].apply(ours);
+                    answers.lock().unwrap()[i] = answer;
+                    *now += 1;
+                    passed.notify_all();
+                }
+            });
+        }
+    });
+    let theirs: InternedStringDb<RwLockStrategy> = InternedStringDb::with_config(config);
+    let expected: Vec<String> = ops.iter().map(|op| op.apply(&theirs)).collect();
+    let answers = answers.into_inner().unwrap();
+    for (i, (a, b)) in answers.iter().zip(&expected).enumerate() {
+        assert_eq!(a, b, "{}: call {i}, {:?}", S::NAME, ops[i]);
+    }
+    let (a, b) = (ours.snapshot(), theirs.snapshot());
+    assert!(a.iter().eq(b.iter()), "{}: the entries", S::NAME);
+    assert!(!b.conflicts().is_empty(), "the names collide");
+    assert_eq!(a.conflicts(), b.conflicts(), "{}", S::NAME);
+    assert_eq!(ours.conflicts(), theirs.conflicts(), "{}", S::NAME);
+    assert_same_drops::<S>(ours.conflicts_dropped(), theirs.conflicts_dropped());
+    assert_eq!(ours.nc_len(0), theirs.nc_len(0), "{}", S::NAME);
+    assert_eq!(ours.nc_bytes(0), theirs.nc_bytes(0), "{}", S::NAME);
+}
+
+/// A call of the test above, and its answer as text (every answer type
+/// compares as its `Debug` form).
+#[derive(Debug)]
+enum TurnOp {
+    Intern(String),
+    Outcome(String),
+    Register(u64, Vec<u8>),
+    Batch(Vec<String>),
+}
+
+impl TurnOp {
+    fn apply<S: Strategy>(&self, db: &InternedStringDb<S>) -> String {
+        match self {
+            TurnOp::Intern(s) => format!("{:?}", db.intern(0, s)),
+            TurnOp::Outcome(s) => format!("{:?}", db.intern_with_outcome(0, s.as_bytes())),
+            TurnOp::Register(id, s) => format!("{:?}", db.register(0, *id, s)),
+            TurnOp::Batch(names) => {
+                let mut ids = vec![0; names.len()];
+                let result = db.intern_batch(0, names, &mut ids);
+                // On an error, only the ids before the failing name are
+                // written.
+                if let Err(interned_string_db::BatchError::At { index, .. }) = &result {
+                    ids.truncate(*index);
+                }
+                format!("{result:?} {ids:?}")
+            }
+        }
+    }
+}
+
 for_each_strategy!(
     agrees_with_the_reference,
     threads_on_their_own_ncs_end_as_the_reference,
     threads_on_shared_names_end_as_the_reference,
+    threads_taking_turns_in_one_nc_end_as_the_reference,
 );
