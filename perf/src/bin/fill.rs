@@ -7,6 +7,9 @@
 //! time: wall × threads / names), headed by the host (CPU, L2, L3), the
 //! commit and the date. Peers that do not compute our 50-bit id are also
 //! shown with the `get_id` floor of the same names added: the same work.
+//! With the floor among the subjects, a second table gives each of ours
+//! over the cheapest other subject doing the same work (the inserts
+//! goal's measure), the median of each run's ratio.
 //!
 //! `cargo run --release -p perf --bin fill -- --sizes 10000,100000,1000000`
 
@@ -140,6 +143,44 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
+/// Subject `who`'s time over that of the cheapest other subject doing the
+/// same work, and which one that is: the cheapest by its median, then the
+/// median of the two subjects' ratio in each run (subjects interleaved, so
+/// a slow spell of the host moves a run's numerator and denominator
+/// together; each run's own cheapest would pick whichever peer was luckiest
+/// in it, and bias the ratio up). `walls[subject][run]` in ns an insert; a
+/// peer that does not compute our id is charged the `get_id` floor of the
+/// same run (`floor`, an index into `walls`). `None` without another
+/// subject to compare with.
+fn over_cheapest(
+    walls: &[Vec<f64>],
+    subjects: &[SubjectName],
+    floor: usize,
+    who: usize,
+) -> Option<(f64, SubjectName)> {
+    let cost = |j: usize| -> Vec<f64> {
+        let extra = |run: usize| {
+            if subjects[j].computes_id() {
+                0.0
+            } else {
+                walls[floor][run]
+            }
+        };
+        (0..walls[j].len())
+            .map(|run| walls[j][run] + extra(run))
+            .collect()
+    };
+    let cheapest = (0..subjects.len())
+        .filter(|&j| j != who && j != floor)
+        .min_by(|&a, &b| median(cost(a)).total_cmp(&median(cost(b))))?;
+    let ratios: Vec<f64> = walls[who]
+        .iter()
+        .zip(cost(cheapest))
+        .map(|(ours, theirs)| ours / theirs)
+        .collect();
+    (!ratios.is_empty()).then(|| (median(ratios), subjects[cheapest]))
+}
+
 fn main() {
     let args = Args::parse();
     let host = Host::detect();
@@ -184,6 +225,14 @@ fn main() {
         println!("{header}\n{rule}");
         let mut rows: Vec<(SubjectName, Vec<String>)> =
             subjects.iter().map(|&s| (s, Vec::new())).collect();
+        // Ours over the cheapest other subject doing the same work (the
+        // goal's measure), with the floor among the subjects.
+        let floor_at = subjects.iter().position(|&s| s == SubjectName::Floor);
+        let mut ratio_rows: Vec<(SubjectName, Vec<String>)> = subjects
+            .iter()
+            .filter(|s| s.is_ours() && floor_at.is_some())
+            .map(|&s| (s, Vec::new()))
+            .collect();
         for &n in &args.sizes {
             let names = names(&args.names, n);
             let mut walls = vec![Vec::new(); subjects.len()];
@@ -204,10 +253,20 @@ fn main() {
                     tenths[i].push(fill.last_tenth.as_nanos() as f64 / (n / 10).max(1) as f64);
                 }
             }
-            let floor = subjects
-                .iter()
-                .position(|&s| s == SubjectName::Floor)
-                .map(|i| median(walls[i].clone()));
+            let floor = floor_at.map(|i| median(walls[i].clone()));
+            if let Some(floor_at) = floor_at {
+                for (subject, row) in &mut ratio_rows {
+                    let who = subjects.iter().position(|s| s == subject).expect("listed");
+                    let cell = over_cheapest(&walls, &subjects, floor_at, who).map_or_else(
+                        || "–".to_owned(),
+                        |(ratio, cheapest)| {
+                            let id = if cheapest.computes_id() { "" } else { " +id" };
+                            format!("{ratio:.2}× ({}{id})", cheapest.name())
+                        },
+                    );
+                    row.push(cell);
+                }
+            }
             for (i, (subject, row)) in rows.iter_mut().enumerate() {
                 let ns = median(walls[i].clone());
                 let mut cell = format!("{ns:.0}");
@@ -223,5 +282,49 @@ fn main() {
         for (subject, row) in rows {
             println!("| {} | {} |", subject.name(), row.join(" | "));
         }
+        if !ratio_rows.is_empty() && subjects.len() > 2 {
+            println!(
+                "\n× the cheapest other subject doing the same work (the cheapest by its median; a peer without our id with the floor added), the median of each run's ratio to it\n"
+            );
+            let sizes: Vec<String> = args.sizes.iter().map(|n| n.to_string()).collect();
+            println!("| subject | {} |", sizes.join(" | "));
+            println!("|---|{}", "---:|".repeat(sizes.len()));
+            for (subject, row) in ratio_rows {
+                println!("| {} | {} |", subject.name(), row.join(" | "));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ratio_is_to_the_cheapest_by_median_with_the_floor_added_to_peers_without_our_id() {
+        let subjects = [
+            SubjectName::Floor,
+            SubjectName::from_name("optimistic").expect("a subject"),
+            SubjectName::Internity,
+            SubjectName::from_name("DashMap<id>").expect("a subject"),
+        ];
+        // `internity` + the floor: 110, 160, 120 (median 120); `DashMap`
+        // 200, 150, 190 (median 190), though the cheaper in run 1.
+        let walls = vec![
+            vec![10.0, 60.0, 20.0],
+            vec![220.0, 240.0, 300.0],
+            vec![100.0, 100.0, 100.0],
+            vec![200.0, 150.0, 190.0],
+        ];
+        let (ratio, cheapest) = over_cheapest(&walls, &subjects, 0, 1).expect("peers");
+        assert_eq!(cheapest, SubjectName::Internity);
+        // Ratios 2.0, 1.5 and 2.5 to it: the median 2.0.
+        assert!((ratio - 2.0).abs() < 1e-9, "{ratio}");
+        // A peer that computes our id is charged nothing more.
+        let (ratio, cheapest) = over_cheapest(&walls, &subjects, 0, 2).expect("peers");
+        assert_eq!(cheapest, subjects[3]);
+        assert!((ratio - 100.0 / 190.0).abs() < 1e-9, "{ratio}");
+        // Alone with the floor: nothing to compare with.
+        assert_eq!(over_cheapest(&walls[..2], &subjects[..2], 0, 1), None);
     }
 }
