@@ -460,17 +460,15 @@ fn threads_taking_turns_in_one_nc_end_as_the_reference<S: Strategy>() {
         .ncs(1)
         .narrow_id_mask_for_tests(0x3F)
         .conflict_budget(16 << 10);
-    let ops = |rng: &mut Rng| -> Vec<TurnOp> {
-        (0..TURNS)
-            .map(|_| match rng.below(5) {
-                0 | 1 => TurnOp::Intern(rng.text() + &rng.text() + &rng.text()),
-                2 => TurnOp::Outcome(rng.text() + &rng.text()),
-                3 => TurnOp::Register(rng.id(), rng.bytes()),
-                _ => TurnOp::Batch((0..3).map(|_| rng.text() + &rng.text()).collect()),
-            })
-            .collect()
-    };
-    let ops = ops(&mut Rng(7));
+    let mut rng = Rng(7);
+    let ops: Vec<TurnOp> = (0..TURNS)
+        .map(|_| match rng.below(5) {
+            0 | 1 => TurnOp::Intern(rng.text() + &rng.text() + &rng.text()),
+            2 => TurnOp::Outcome(rng.text() + &rng.text()),
+            3 => TurnOp::Register(rng.id(), rng.bytes()),
+            _ => TurnOp::Batch((0..3).map(|_| rng.text() + &rng.text()).collect()),
+        })
+        .collect();
     let ours: InternedStringDb<S> = InternedStringDb::with_config(config);
     // The turn (the index of the next call) and each call's answer.
     let turn = std::sync::Mutex::new(0usize);
