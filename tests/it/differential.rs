@@ -155,14 +155,7 @@ fn step<S: Strategy>(
             let nc = rng.nc();
             let names: Vec<Vec<u8>> = (0..rng.below(6)).map(|_| rng.bytes()).collect();
             both!(format!("intern_batch({nc}, {names:?})"), |side| {
-                let mut ids = vec![0; names.len()];
-                let result = side.db.intern_batch(nc, &names, &mut ids);
-                // On an error, only the ids before the failing name are
-                // written.
-                if let Err(interned_string_db::BatchError::At { index, .. }) = &result {
-                    ids.truncate(*index);
-                }
-                (result, ids)
+                batch_answer(&side.db, nc, &names)
             })
         }
         8 => {
@@ -361,6 +354,21 @@ fn assert_same_drops<S: Strategy>(a: u64, b: u64) {
         assert_eq!(a, b, "{}: conflicts dropped", S::NAME);
     }
 }
+/// `intern_batch`'s answer: its result, and the ids it wrote (on an error,
+/// only those before the failing name are).
+fn batch_answer<S: Strategy, B: AsRef<[u8]>>(
+    db: &InternedStringDb<S>,
+    nc: usize,
+    names: &[B],
+) -> (Result<(), interned_string_db::BatchError>, Vec<u64>) {
+    let mut ids = vec![0; names.len()];
+    let result = db.intern_batch(nc, names, &mut ids);
+    if let Err(interned_string_db::BatchError::At { index, .. }) = &result {
+        ids.truncate(*index);
+    }
+    (result, ids)
+}
+
 /// What a thread of the test above does.
 enum Op {
     Intern(String),
@@ -523,16 +531,7 @@ impl TurnOp {
             TurnOp::Intern(s) => format!("{:?}", db.intern(0, s)),
             TurnOp::Outcome(s) => format!("{:?}", db.intern_with_outcome(0, s.as_bytes())),
             TurnOp::Register(id, s) => format!("{:?}", db.register(0, *id, s)),
-            TurnOp::Batch(names) => {
-                let mut ids = vec![0; names.len()];
-                let result = db.intern_batch(0, names, &mut ids);
-                // On an error, only the ids before the failing name are
-                // written.
-                if let Err(interned_string_db::BatchError::At { index, .. }) = &result {
-                    ids.truncate(*index);
-                }
-                format!("{result:?} {ids:?}")
-            }
+            TurnOp::Batch(names) => format!("{:?}", batch_answer(db, 0, names)),
         }
     }
 }
