@@ -170,12 +170,17 @@ fn over_cheapest(
             .map(|run| walls[j][run] + extra(run))
             .collect()
     };
-    let cheapest = (0..subjects.len())
+    // Each candidate's costs and their median, computed once.
+    let (_, cheapest, costs) = (0..subjects.len())
         .filter(|&j| j != who && j != floor)
-        .min_by(|&a, &b| median(cost(a)).total_cmp(&median(cost(b))))?;
+        .map(|j| {
+            let costs = cost(j);
+            (median(costs.clone()), j, costs)
+        })
+        .min_by(|a, b| a.0.total_cmp(&b.0))?;
     let ratios: Vec<f64> = walls[who]
         .iter()
-        .zip(cost(cheapest))
+        .zip(costs)
         .map(|(ours, theirs)| ours / theirs)
         .collect();
     (!ratios.is_empty()).then(|| (median(ratios), subjects[cheapest]))
