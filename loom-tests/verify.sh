@@ -11,7 +11,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tree="$(loom-tests/tree-hash.sh)"
-modules="$(cargo run -q --example strategies -- --raw | cut -f2)"
+modules="$(cargo run -q --example strategies -- --raw | cut -f2 | awk '!seen[$0]++')"
 [ -n "$modules" ] || { echo "no strategy has a module of src/raw/" >&2; exit 1; }
 for module in $modules; do
     loom-tests/mutants.sh "$module"

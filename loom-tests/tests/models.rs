@@ -12,7 +12,7 @@ use std::cell::Cell;
 
 use interned_string_db::{
     get_id, Config, Cursor, Error, InternedStringDb, OptimisticStrategy, Registered,
-    RwLockStrategy, Strategy,
+    RwLockStrategy, Strategy, StripedStrategy,
 };
 use loom::sync::atomic::{AtomicBool, Ordering};
 use loom::sync::Arc;
@@ -380,6 +380,64 @@ fn optimistic_settle_races_a_conflicting_insert() {
         let snapshot = db.snapshot();
         assert_eq!(snapshot.len(), 1);
         assert_eq!(db.lookup(0, "y"), None);
+    });
+}
+
+/// The striped shard's settle (`src/raw/optimistic/striped.rs`): an
+/// intern that returned before another began is taken no later, across
+/// stripes. Every id is 1. `w` (stripe 0) is interned first and left
+/// unsettled; then `a` (stripe 0) is interned and, once it has returned
+/// (a flag), `b` (stripe 1), racing a reader's settle. The conflicts must
+/// be `a`'s then `b`'s. A settle that took `b` without `a` (its bound's
+/// load not synchronising with `b`'s numbering, which `a`'s publication
+/// happened before) records them the other way round.
+#[test]
+fn striped_settle_keeps_the_calls_order_across_stripes() {
+    let stripe = |name: &String| (placement(name) >> 32) & 1;
+    let zero = names_where("w", 3, 2, |hash| (hash >> 32) & 1 == 0);
+    let one = names_where("b", 3, 1, |hash| (hash >> 32) & 1 == 1);
+    assert_eq!((stripe(&zero[1]), stripe(&one[0])), (0, 1));
+    loom::model(move || {
+        let db = with_config::<StripedStrategy>(Config::new().ncs(1).narrow_id_mask_for_tests(0));
+        let [w, a] = [zero[0].clone(), zero[1].clone()];
+        let b = one[0].clone();
+        assert_eq!(db.intern(0, &w), Ok(1));
+        let returned = Arc::new(AtomicBool::new(false));
+        let first = {
+            let (db, returned, a) = (Arc::clone(&db), Arc::clone(&returned), a.clone());
+            spawn(move || {
+                db.intern(0, &a).unwrap();
+                returned.store(true, Ordering::Release);
+            })
+        };
+        let second = {
+            let (db, b) = (Arc::clone(&db), b.clone());
+            spawn(move || {
+                let after = returned.load(Ordering::Acquire);
+                if after {
+                    db.intern(0, &b).unwrap();
+                }
+                after
+            })
+        };
+        let reader = {
+            let db = Arc::clone(&db);
+            spawn(move || db.conflict_count())
+        };
+        first.join().unwrap();
+        let after = second.join().unwrap();
+        assert!(reader.join().unwrap() <= 2);
+        let rejected: Vec<Vec<u8>> = db
+            .conflicts()
+            .into_iter()
+            .map(|c| c.rejected.to_vec())
+            .collect();
+        let mut expected = vec![a.into_bytes()];
+        if after {
+            expected.push(b.into_bytes());
+        }
+        assert_eq!(rejected, expected);
+        assert_eq!(db.resolve(0, 1).as_deref(), Some(w.as_bytes()));
     });
 }
 

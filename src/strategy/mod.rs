@@ -18,6 +18,8 @@ mod lock_free;
 mod locked;
 mod optimistic;
 pub(crate) mod shard;
+#[cfg(feature = "striped")]
+mod striped;
 
 // Not in loom builds: neither crate's synchronisation is modelled by loom.
 #[cfg(all(feature = "arc-swap", not(interner_loom)))]
@@ -32,6 +34,8 @@ pub use self::locked::RwLockStrategy;
 #[cfg(all(feature = "sharded-lock", not(interner_loom)))]
 pub use self::locked::ShardedLockStrategy;
 pub use self::optimistic::OptimisticStrategy;
+#[cfg(feature = "striped")]
+pub use self::striped::StripedStrategy;
 
 /// Calls [`visit`](Self::visit) once per strategy: what
 /// `for_each_strategy` hands each strategy this build ships to. Not public
@@ -58,6 +62,8 @@ pub trait StrategyVisitor {
 #[doc(hidden)]
 pub fn for_each_strategy(visitor: &mut impl StrategyVisitor) {
     visitor.visit::<OptimisticStrategy>();
+    #[cfg(feature = "striped")]
+    visitor.visit::<StripedStrategy>();
     #[cfg(feature = "lock-free")]
     visitor.visit::<LockFreeStrategy>();
     visitor.visit::<RwLockStrategy>();
@@ -74,6 +80,10 @@ pub fn for_each_strategy(visitor: &mut impl StrategyVisitor) {
 // Each strategy's `src/raw/` module ([`Strategy::RAW_MODULE`]), beside the
 // list: a strategy without a line here does not compile.
 impl shard::RawCode for OptimisticStrategy {
+    const MODULE: Option<&'static str> = Some("optimistic");
+}
+#[cfg(feature = "striped")]
+impl shard::RawCode for StripedStrategy {
     const MODULE: Option<&'static str> = Some("optimistic");
 }
 #[cfg(feature = "lock-free")]
@@ -120,7 +130,7 @@ pub trait Strategy: shard::Sealed + shard::RawCode + Send + Sync + Sized + 'stat
     /// conflict then found and recorded when the by-id direction is next
     /// read (a snapshot, a delta, the conflict list, the counters, or a
     /// resolve of an id the by-id map does not hold yet): `true` for
-    /// `OptimisticStrategy` only. Every conflict is still recorded once,
+    /// `OptimisticStrategy` and `StripedStrategy`. Every conflict is still recorded once,
     /// and the first string of an id still wins; but a string interned
     /// again after its conflict was found is a hit, so
     /// [`conflicts_dropped`](crate::InternedStringDb::conflicts_dropped)

@@ -348,7 +348,7 @@ fn register_locked(
     }
     check_cap(writer.bytes(), shard.raw.byte_cap(), bytes.len())?;
     writer
-        .insert_hashed(id, bytes, index)
+        .insert_hashed(id, bytes, index, None)
         .map_err(|refused| match refused {
             AppendError::OutOfMemory => Refusal::OutOfMemory,
             AppendError::Full => Refusal::SlabsExhausted {

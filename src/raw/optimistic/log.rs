@@ -405,7 +405,8 @@ impl Log {
         }
     }
 
-    /// Appends the record of `(id, bytes)` and returns where it is. The
+    /// Appends the record of `(id, bytes)`, with `number` if given
+    /// (`record`), and returns where it is. The
     /// record is not published: the caller makes it reachable, then calls
     /// [`publish`](Self::publish). Refuses (nothing changed) if memory ran
     /// out, or if the record needs a new slab and the log has as many as
@@ -417,8 +418,9 @@ impl Log {
         writer: &mut LogWriter,
         id: u64,
         bytes: &[u8],
+        number: Option<u32>,
     ) -> Result<Ref, AppendError> {
-        let size = record::record_size(id, bytes.len()).ok_or(AllocError)?;
+        let size = record::record_size(id, bytes.len(), number.is_some()).ok_or(AllocError)?;
         let layout = Layout::from_size_align(size, 1).map_err(|_| AllocError)?;
         let (slab, used) = match writer.tail {
             Some(used) if size <= SLAB_BYTES - used => (writer.slabs.len() - 1, used),
@@ -447,7 +449,7 @@ impl Log {
         );
         // SAFETY: the arena handed out `size` bytes at `start`, unpublished,
         // so no reader looks at them.
-        unsafe { record::write(start, id, bytes) };
+        unsafe { record::write(start, id, bytes, number) };
         entry.witnesses.wrote(depth - 1);
         entry.used.store(depth, Ordering::Relaxed);
         writer.tail = (depth < SLAB_BYTES).then_some(depth);

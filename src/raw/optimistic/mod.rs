@@ -10,6 +10,9 @@
 //!   direction is read (misses never touch it), read under a shared lock;
 //!   [`id_table`]: the map's table;
 //! * [`shard`]: them together with the writer lock;
+//! * `striped`: several shards as the stripes of one NC, their records
+//!   numbered from one counter, one by-id map over them (feature
+//!   `striped`);
 //! * [`witness`]: in loom builds only, loom-tracked cells standing in for
 //!   the records' bytes, so that the models see their publication.
 
@@ -19,8 +22,12 @@ mod id_table;
 mod log;
 mod record;
 mod shard;
+#[cfg(feature = "striped")]
+mod striped;
 mod table;
 mod witness;
 
 pub(crate) use self::log::{AppendError, MAX_SLABS};
 pub(crate) use self::shard::{ByBytes, RawShard, WriteGuard};
+#[cfg(feature = "striped")]
+pub(crate) use self::striped::{StripedShard, STRIPES};

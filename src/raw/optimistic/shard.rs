@@ -100,12 +100,24 @@ impl RawShard {
         byte_cap: usize,
         slab_limit: usize,
     ) -> Result<Self, AllocError> {
+        Self::try_new_seeded(capacity, byte_cap, slab_limit, HashSeed::new())
+    }
+
+    /// [`try_new`](Self::try_new), placing entries by `seed`: shards that
+    /// share one ([`striped`](super::striped)) share
+    /// [`bytes_hash`](Self::bytes_hash).
+    pub(super) fn try_new_seeded(
+        capacity: usize,
+        byte_cap: usize,
+        slab_limit: usize,
+        seed: HashSeed,
+    ) -> Result<Self, AllocError> {
         let shard = RawShard {
             hot: Hot {
                 table: Table::new(),
                 log: Log::new(),
                 open: AtomicBool::new(true),
-                seed: HashSeed::new(),
+                seed,
                 ids: AtomicPtr::new(core::ptr::null_mut()),
             },
             writer: Mutex::new(None),
@@ -443,6 +455,35 @@ impl RawShard {
         Some(unsafe { log.entry(at) })
     }
 
+    #[cfg(feature = "striped")]
+    /// The log's published end (acquire).
+    #[inline]
+    pub(super) fn log_end(&self) -> Ref {
+        self.hot.log.end()
+    }
+
+    #[cfg(feature = "striped")]
+    /// Calls `f` on every record of the log from position `from` to
+    /// `end` ([`Log::walk_between`]: `end` a published end this thread
+    /// acquired, at or after `from`), the shadowed ones included.
+    pub(super) fn walk_log(&self, from: Ref, end: Ref, f: impl FnMut(Ref, Entry<'_>)) {
+        self.hot.log.walk_between(from, end, f);
+    }
+
+    #[cfg(feature = "striped")]
+    /// The entry at `at`.
+    ///
+    /// # Safety
+    ///
+    /// As [`Log::entry`]: `at` names a record of this shard's log whose
+    /// publication the caller acquired, or the caller holds the writer
+    /// lock it was appended under.
+    #[inline]
+    pub(super) unsafe fn entry_at(&self, at: Ref) -> Entry<'_> {
+        // SAFETY: the caller's contract.
+        unsafe { self.hot.log.entry(at) }
+    }
+
     /// Takes the writer lock (recovering it from poisoning: nothing under it
     /// can panic with the shard half-changed).
     #[inline]
@@ -619,7 +660,7 @@ impl<'a> WriteGuard<'a> {
         id_is_hash: bool,
     ) -> Result<(), AppendError> {
         let by_bytes = id_is_hash.then(|| ByBytes::hash(self.shard.bytes_hash(bytes)));
-        self.insert_hashed(id, bytes, by_bytes)
+        self.insert_hashed(id, bytes, by_bytes, None).map(drop)
     }
 
     /// Appends `id → bytes` and, if `by_bytes` gives the bytes' hash
@@ -628,7 +669,9 @@ impl<'a> WriteGuard<'a> {
     /// that the by-bytes table does not hold `bytes` (a miss), or, for a
     /// synchronous outcome, that no entry holds `id`
     /// ([`find_by_id`](Self::find_by_id)); an entry whose id an earlier
-    /// one holds is found when the by-id map is next settled. On a refusal
+    /// one holds is found when the by-id map is next settled. `number`,
+    /// if given, is written into the record ([`striped`](super::striped)).
+    /// Returns where the record is. On a refusal
     /// (memory, or a log with no slab left: [`AppendError`]) the shard is
     /// unchanged (what the index needs is allocated first). Inlined into
     /// the miss path, as what it calls per insert is.
@@ -638,7 +681,8 @@ impl<'a> WriteGuard<'a> {
         id: u64,
         bytes: &[u8],
         by_bytes: Option<ByBytes<'a>>,
-    ) -> Result<(), AppendError> {
+        number: Option<u32>,
+    ) -> Result<Ref, AppendError> {
         debug_assert!(by_bytes.is_none_or(|by| by.hash == self.shard.bytes_hash(bytes)));
         let shard = self.shard;
         self.writer_mut()?;
@@ -650,7 +694,7 @@ impl<'a> WriteGuard<'a> {
         if by_bytes.is_some() {
             shard.hot.table.reserve(&mut writer.table, shard.capacity)?;
         }
-        let at = log.append(&mut writer.log, id, bytes)?;
+        let at = log.append(&mut writer.log, id, bytes, number)?;
         // Under the lock: plain stores, no read-modify-write needed. The
         // count before the publication, so that a settle that acquires the
         // log's end sees at least the entries before it (the map's room).
@@ -668,7 +712,7 @@ impl<'a> WriteGuard<'a> {
                 .table
                 .insert_reserved(&mut writer.table, by.hash, at, by.vacancy);
         }
-        Ok(())
+        Ok(at)
     }
 
     /// The by-id side, made before the shard's first entry is published.

@@ -167,10 +167,10 @@ fn settling_keeps_the_first_entry_of_an_id_within_and_across_slabs() {
     let shard = RawShard::new(0);
     // Within one slab: "a", then "b" and "a" again under its id (as
     // misses that never look an id up append them), and other entries.
-    shard.write().insert_hashed(7, b"a", None).unwrap();
-    shard.write().insert_hashed(8, b"c", None).unwrap();
-    shard.write().insert_hashed(7, b"b", None).unwrap();
-    shard.write().insert_hashed(7, b"a", None).unwrap();
+    shard.write().insert_hashed(7, b"a", None, None).unwrap();
+    shard.write().insert_hashed(8, b"c", None, None).unwrap();
+    shard.write().insert_hashed(7, b"b", None, None).unwrap();
+    shard.write().insert_hashed(7, b"a", None, None).unwrap();
     // Found by a reader before any settle: the earliest, though a walk
     // meets a slab's entries newest first.
     assert_eq!(shard.find_by_id(7).unwrap().bytes(), b"a");
@@ -187,16 +187,16 @@ fn settling_keeps_the_first_entry_of_an_id_within_and_across_slabs() {
         if i % 500 == 0 {
             shard
                 .write()
-                .insert_hashed(7, format!("z{i}").as_bytes(), None)
+                .insert_hashed(7, format!("z{i}").as_bytes(), None, None)
                 .unwrap();
             shard
                 .write()
-                .insert_hashed(1000 + i, &filler, None)
+                .insert_hashed(1000 + i, &filler, None, None)
                 .unwrap();
         }
         shard
             .write()
-            .insert_hashed(10_000 + i, &key(i), None)
+            .insert_hashed(10_000 + i, &key(i), None, None)
             .unwrap();
         if i % 1000 == 999 {
             let found = settle(&shard);
@@ -223,12 +223,12 @@ fn settling_keeps_the_first_entry_of_an_id_within_and_across_slabs() {
 fn the_map_alone_answers_with_the_first_entry_it_holds() {
     let shard = RawShard::new(0);
     assert!(shard.find_mapped_by_id(7).is_none(), "nothing published");
-    shard.write().insert_hashed(7, b"a", None).unwrap();
+    shard.write().insert_hashed(7, b"a", None, None).unwrap();
     assert!(shard.find_mapped_by_id(7).is_none(), "not settled yet");
     assert!(settle(&shard).is_empty());
     // Appended after the settle: a conflicting string under 7, and 8.
-    shard.write().insert_hashed(7, b"b", None).unwrap();
-    shard.write().insert_hashed(8, b"c", None).unwrap();
+    shard.write().insert_hashed(7, b"b", None, None).unwrap();
+    shard.write().insert_hashed(8, b"c", None, None).unwrap();
     assert_eq!(shard.find_mapped_by_id(7).unwrap().bytes(), b"a");
     assert!(shard.find_mapped_by_id(8).is_none());
     assert_eq!(shard.find_by_id(8).unwrap().bytes(), b"c");
@@ -370,7 +370,7 @@ fn ids_are_found_after_inserts_that_never_looked_one_up() {
     // reader finds each by walking past the (empty) map.
     let shard = RawShard::new(0);
     for i in 0..N {
-        shard.write().insert_hashed(i, &key(i), None).unwrap();
+        shard.write().insert_hashed(i, &key(i), None, None).unwrap();
     }
     for i in (0..N).rev() {
         assert_eq!(shard.find_by_id(i).unwrap().bytes(), &key(i)[..]);

@@ -1,0 +1,509 @@
+//! The striped shard: one NC's entries in several *stripes*, each a
+//! [`RawShard`] with its own writer lock, log and by-bytes table, so that
+//! two misses into one NC take different locks and write different lines
+//! unless their bytes' hashes pick the same stripe.
+//!
+//! * **The stripe** is picked by bits of the bytes' hash that the tables
+//!   do not use (they place by the low 32): a hit computes the hash it
+//!   computes anyway, picks the stripe and probes it lock-free, as the
+//!   optimistic shard's hit does. The stripes share one seed.
+//! * **Numbers.** Two strings of one id (a conflict) hash to different
+//!   stripes, so first-wins needs an order across stripes. A miss takes a
+//!   number from the NC's counter (`fetch_add`, release) under its
+//!   stripe's lock and writes it into its record (`record`'s numbered
+//!   mark): a stripe's records are in increasing number order.
+//! * **The settle** (under the by-id map's exclusive lock) loads the
+//!   counter first (the bound, acquire), then each stripe's published end,
+//!   and takes from each stripe the prefix of its new records numbered
+//!   below the bound, all of them in number order, into the one by-id
+//!   map: the first entry of an id is kept, a later one with other bytes
+//!   is a conflict (recorded once, when taken), one with the same bytes
+//!   (two concurrent registers of one pair) is dropped. Why it is exact:
+//!   a record it takes was numbered before the bound was loaded. A record
+//!   it leaves with a smaller number was not published when its stripe's
+//!   end was read, so its intern had not returned when the taken one was
+//!   numbered: the two were concurrent, and the settle that takes the
+//!   later of them decides, once. An intern that returned before another
+//!   began holds the smaller number and is taken no later (the acquire
+//!   load of the bound synchronises with the later one's numbering, which
+//!   the earlier one's publication happened before). So first-wins and
+//!   the conflicts' order follow the calls' order across threads, and a
+//!   settle holds every intern that returned before it began.
+//! * **Walks** read the settled entries in the order settles took them,
+//!   a position being an index into that order.
+//! * **Numbers wrap** (32 bits): a settle takes the records numbered in
+//!   the 2^31 below its bound. Every 2^30th number, the miss that took it
+//!   settles, so no published record waits 2^31 numbers for a settle.
+
+use hashbrown::hash_map::Entry as MapEntry;
+use hashbrown::HashMap;
+
+use super::log::{AppendError, Ref};
+use super::record::Entry;
+use super::shard::{ByBytes, RawShard, WriteGuard};
+use crate::raw::alloc::AllocError;
+use crate::raw::bytes::HashSeed;
+use crate::sync::{self, AtomicU32, Ordering, RwLock};
+
+/// The stripes a striped NC has unless a cap asks for one.
+#[cfg(not(interner_loom))]
+pub(crate) const STRIPES: usize = 16;
+/// In loom builds, two: enough for every order across stripes.
+#[cfg(interner_loom)]
+pub(crate) const STRIPES: usize = 2;
+
+/// A miss whose number is a multiple of this settles the NC.
+const SETTLE_EVERY: u32 = 1 << 30;
+
+/// The first number: close below the wrap, so that every NC's numbers
+/// cross it early, where the tests see it.
+const FIRST_NUMBER: u32 = u32::MAX - 255;
+
+/// One stripe, on lines of its own.
+#[repr(align(128))]
+struct Stripe(RawShard);
+
+/// The NC's counter of numbers, on a line of its own.
+#[repr(align(128))]
+struct Counter(AtomicU32);
+
+/// Where an entry is: its stripe and its ref there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Place {
+    stripe: u32,
+    at: Ref,
+}
+
+impl Place {
+    #[inline]
+    fn pack(self) -> u64 {
+        u64::from(self.stripe) << 32 | u64::from(self.at.to_bits())
+    }
+
+    #[inline]
+    fn unpack(bits: u64) -> Place {
+        Place {
+            stripe: (bits >> 32) as u32,
+            at: Ref::from_bits(bits as u32),
+        }
+    }
+}
+
+/// A record a settle takes: its number, relative to the settle's bound
+/// (negative: below it), and its place.
+type Taken = (i32, Place);
+
+/// The by-id map over every stripe and what the settles took.
+struct StripedIds {
+    /// Each id's first entry (a packed [`Place`]).
+    map: HashMap<u64, u64, foldhash::fast::RandomState>,
+    /// The entries that hold their id first, in the order settles took
+    /// them (packed [`Place`]s): what walks read.
+    order: Vec<u64>,
+    /// Each stripe's position after its last settled record.
+    settled: Box<[Ref]>,
+    /// Entries and bytes of string data in `order`.
+    entries: usize,
+    bytes: usize,
+}
+
+/// One NC's striped shard.
+pub(crate) struct StripedShard {
+    stripes: Box<[Stripe]>,
+    next: Counter,
+    ids: RwLock<StripedIds>,
+    seed: HashSeed,
+}
+
+impl StripedShard {
+    /// An empty, open shard of `stripes` stripes (a power of two, at most
+    /// 2^16), each as [`RawShard::try_new`] makes it with
+    /// `capacity / stripes` entries of room, `byte_cap` and `slab_limit`
+    /// (which the caller applies to the NC with one stripe).
+    pub(crate) fn try_new(
+        stripes: usize,
+        capacity: usize,
+        byte_cap: usize,
+        slab_limit: usize,
+    ) -> Result<Self, AllocError> {
+        assert!(stripes.is_power_of_two() && stripes <= 1 << 16);
+        let seed = HashSeed::new();
+        let mut made = Vec::new();
+        made.try_reserve_exact(stripes).map_err(|_| AllocError)?;
+        for _ in 0..stripes {
+            let stripe = RawShard::try_new_seeded(capacity / stripes, byte_cap, slab_limit, seed)?;
+            made.push(Stripe(stripe));
+        }
+        let mut settled = Vec::new();
+        settled.try_reserve_exact(stripes).map_err(|_| AllocError)?;
+        settled.resize(stripes, Ref::default());
+        Ok(StripedShard {
+            stripes: made.into_boxed_slice(),
+            next: Counter(AtomicU32::new(FIRST_NUMBER)),
+            ids: RwLock::new(StripedIds {
+                map: HashMap::default(),
+                order: Vec::new(),
+                settled: settled.into_boxed_slice(),
+                entries: 0,
+                bytes: 0,
+            }),
+            seed,
+        })
+    }
+
+    /// The bytes' hash: the stripe and the placement in its table.
+    #[inline]
+    pub(crate) fn bytes_hash(&self, bytes: &[u8]) -> u64 {
+        crate::raw::bytes::hash_bytes(bytes, self.seed)
+    }
+
+    /// The stripe of `hash`'s index.
+    #[inline]
+    fn stripe_index(&self, hash: u64) -> usize {
+        (hash >> 32) as usize & (self.stripes.len() - 1)
+    }
+
+    /// The stripe of `hash`.
+    #[inline]
+    fn stripe(&self, hash: u64) -> &RawShard {
+        &self.stripes[self.stripe_index(hash)].0
+    }
+
+    /// The entry holding exactly `bytes` under the db's id of them, found
+    /// lock-free in their stripe ([`RawShard::find_by_hash`]: it may miss
+    /// one inserted concurrently, never returns a wrong one), or the bytes'
+    /// hash.
+    #[inline]
+    pub(crate) fn find_hashed(&self, bytes: &[u8]) -> Result<Entry<'_>, u64> {
+        let hash = self.bytes_hash(bytes);
+        self.stripe(hash).find_by_hash(hash, bytes).ok_or(hash)
+    }
+
+    /// Whether the shard is open.
+    #[inline]
+    pub(crate) fn is_open(&self) -> bool {
+        self.stripes[0].0.is_open()
+    }
+
+    /// Opens or closes every stripe, each under its writer lock.
+    pub(crate) fn set_open(&self, open: bool) {
+        for stripe in &*self.stripes {
+            stripe.0.write().set_open(open);
+        }
+    }
+
+    /// The writer lock of `hash`'s stripe.
+    #[inline]
+    pub(crate) fn write(&self, hash: u64) -> StripeGuard<'_> {
+        let stripe = self.stripe_index(hash);
+        StripeGuard {
+            shard: self,
+            stripe: stripe as u32,
+            guard: self.stripes[stripe].0.write(),
+        }
+    }
+
+    /// The entry at `place`.
+    ///
+    /// # Safety
+    ///
+    /// `place` names a record whose publication the caller acquired (it
+    /// was read from the by-id map under its lock, after the settle that
+    /// stored it acquired the stripe's end), or the caller wrote it.
+    #[inline]
+    unsafe fn entry(&self, place: Place) -> Entry<'_> {
+        // SAFETY: the caller's contract.
+        unsafe { self.stripes[place.stripe as usize].0.entry_at(place.at) }
+    }
+
+    /// The entry that holds `id` first, if the by-id map holds it (as of
+    /// the last settle), and its place.
+    pub(crate) fn find_mapped(&self, id: u64) -> Option<(Place, Entry<'_>)> {
+        let place = Place::unpack(*sync::read(&self.ids).map.get(&id)?);
+        // SAFETY: read from the map under its lock (the settle that stored
+        // it acquired the stripe's end past it). Records are immutable and
+        // live as long as the shard, so no lock needs to be held.
+        Some((place, unsafe { self.entry(place) }))
+    }
+
+    /// Calls `f` on every entry settled from position `from` on (`0`, the
+    /// start, or a value this shard returned), in the order settles took
+    /// them, and returns the position after them. Under the map's shared
+    /// lock, which holds settles off.
+    pub(crate) fn walk_settled(&self, from: usize, mut f: impl FnMut(Entry<'_>)) -> usize {
+        let ids = sync::read(&self.ids);
+        for &place in ids.order.get(from..).unwrap_or_default() {
+            // SAFETY: read from the map's order under its lock.
+            f(unsafe { self.entry(Place::unpack(place)) });
+        }
+        ids.order.len().max(from)
+    }
+
+    /// Entries and bytes of string data that hold their id first, as of
+    /// the last settle.
+    pub(crate) fn held(&self) -> (usize, usize) {
+        let ids = sync::read(&self.ids);
+        (ids.entries, ids.bytes)
+    }
+
+    /// Settles the by-id map (the module's rule): `conflict(id, kept,
+    /// rejected)` for each record taken whose id an earlier entry holds
+    /// with other bytes. All or nothing: on an allocation failure the map
+    /// is unchanged and the records wait for the next settle.
+    pub(crate) fn settle(
+        &self,
+        mut conflict: impl FnMut(u64, &[u8], &[u8]),
+    ) -> Result<(), AllocError> {
+        {
+            let ids = sync::read(&self.ids);
+            let current = self
+                .stripes
+                .iter()
+                .zip(&*ids.settled)
+                .all(|(stripe, &settled)| stripe.0.log_end() == settled);
+            if current {
+                return Ok(());
+            }
+        }
+        let mut ids = sync::write(&self.ids);
+        let bound = self.next.0.load(Ordering::Acquire);
+        let mut taken: Vec<Taken> = Vec::new();
+        let mut positions = Vec::new();
+        positions
+            .try_reserve_exact(self.stripes.len())
+            .map_err(|_| AllocError)?;
+        for (stripe, (raw, &from)) in self.stripes.iter().zip(&*ids.settled).enumerate() {
+            let end = raw.0.log_end();
+            let mut to = from;
+            let mut failed = false;
+            raw.0.walk_log(from, end, |at, entry| {
+                let number = entry.number().expect("a striped record is numbered");
+                let below = number.wrapping_sub(bound) as i32;
+                // The stripe's prefix numbered below the bound.
+                if below >= 0 || failed {
+                    return;
+                }
+                if taken.try_reserve(1).is_err() {
+                    failed = true;
+                    return;
+                }
+                let place = Place {
+                    stripe: stripe as u32,
+                    at,
+                };
+                taken.push((below, place));
+                to = to.max(at);
+            });
+            if failed {
+                return Err(AllocError);
+            }
+            positions.push(to);
+        }
+        ids.map.try_reserve(taken.len()).map_err(|_| AllocError)?;
+        ids.order.try_reserve(taken.len()).map_err(|_| AllocError)?;
+        taken.sort_unstable_by_key(|&(below, _)| below);
+        let ids = &mut *ids;
+        for (_, place) in taken {
+            // SAFETY: walked from the stripe's log up to its end, acquired
+            // above.
+            let entry = unsafe { self.entry(place) };
+            let id = entry.id();
+            match ids.map.entry(id) {
+                MapEntry::Vacant(vacant) => {
+                    vacant.insert(place.pack());
+                    ids.order.push(place.pack());
+                    ids.entries += 1;
+                    ids.bytes += entry.bytes().len();
+                }
+                MapEntry::Occupied(kept) => {
+                    // SAFETY: a place the map holds.
+                    let kept = unsafe { self.entry(Place::unpack(*kept.get())) };
+                    if !crate::raw::bytes_eq(kept.bytes(), entry.bytes()) {
+                        conflict(id, kept.bytes(), entry.bytes());
+                    }
+                }
+            }
+        }
+        ids.settled.copy_from_slice(&positions);
+        Ok(())
+    }
+}
+
+/// A stripe's writer lock, held.
+pub(crate) struct StripeGuard<'a> {
+    shard: &'a StripedShard,
+    stripe: u32,
+    guard: WriteGuard<'a>,
+}
+
+/// Where [`StripeGuard::insert`] put an entry, and whether its number asks
+/// the caller to settle the NC (every [`SETTLE_EVERY`]th).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Inserted {
+    /// The entry's place.
+    pub(crate) place: Place,
+    /// Whether the caller must settle the NC after releasing the guard.
+    pub(crate) settle: bool,
+}
+
+impl<'a> StripeGuard<'a> {
+    /// Whether the stripe is open (so is the NC: a close closes every
+    /// stripe under its lock).
+    #[inline]
+    pub(crate) fn is_open(&self) -> bool {
+        self.shard.stripes[self.stripe as usize].0.is_open()
+    }
+
+    /// The entry holding exactly `bytes` (of hash `hash`) in the stripe's
+    /// table, or how to index them ([`WriteGuard::find_by_hash`]).
+    #[inline]
+    pub(crate) fn find_by_hash(&self, hash: u64, bytes: &[u8]) -> Result<Entry<'a>, ByBytes<'a>> {
+        self.guard.find_by_hash(hash, bytes)
+    }
+
+    /// Bytes of string data the stripe stores, shadowed entries' included.
+    #[inline]
+    pub(crate) fn bytes(&self) -> usize {
+        self.guard.bytes()
+    }
+
+    /// The most slabs the stripe's log may have.
+    pub(crate) fn slab_limit(&self) -> usize {
+        self.guard.slab_limit()
+    }
+
+    /// Appends `id → bytes` numbered (the module's rule) to the stripe, and
+    /// indexes it by its bytes if `by_bytes` is given
+    /// ([`WriteGuard::insert_hashed`]).
+    #[inline]
+    pub(crate) fn insert(
+        &mut self,
+        id: u64,
+        bytes: &[u8],
+        by_bytes: Option<ByBytes<'a>>,
+    ) -> Result<Inserted, AppendError> {
+        // Release: a settle whose bound reads past this number sees what
+        // happened before it, such as another stripe's publication of an
+        // intern that returned before this one began. Taken under the
+        // stripe's lock, so the stripe's records are in number order.
+        let number = self.shard.next.0.fetch_add(1, Ordering::Release);
+        let at = self
+            .guard
+            .insert_hashed(id, bytes, by_bytes, Some(number))?;
+        Ok(Inserted {
+            place: Place {
+                stripe: self.stripe,
+                at,
+            },
+            settle: number.is_multiple_of(SETTLE_EVERY),
+        })
+    }
+}
+
+#[cfg(all(test, not(interner_loom)))]
+mod tests {
+    use super::*;
+
+    fn shard(stripes: usize) -> StripedShard {
+        StripedShard::try_new(stripes, 0, usize::MAX, crate::raw::MAX_SLABS).unwrap()
+    }
+
+    fn insert(shard: &StripedShard, id: u64, bytes: &[u8]) -> Place {
+        let hash = shard.bytes_hash(bytes);
+        let mut guard = shard.write(hash);
+        let by = guard.find_by_hash(hash, bytes).err().unwrap();
+        guard.insert(id, bytes, Some(by)).unwrap().place
+    }
+
+    fn conflicts(shard: &StripedShard) -> Vec<(u64, Vec<u8>, Vec<u8>)> {
+        let mut found = Vec::new();
+        shard
+            .settle(|id, kept, rejected| found.push((id, kept.to_vec(), rejected.to_vec())))
+            .unwrap();
+        found
+    }
+
+    #[test]
+    fn the_first_of_an_id_wins_across_stripes_and_conflicts_keep_their_order() {
+        let shard = shard(16);
+        let names: Vec<Vec<u8>> = (0..400).map(|i| format!("name-{i}").into_bytes()).collect();
+        // Ids collide in pairs: name 2k and 2k + 1 share id k + 1.
+        for (i, name) in names.iter().enumerate() {
+            insert(&shard, i as u64 / 2 + 1, name);
+            if i == 150 {
+                // A settle part-way: what it took stays decided.
+                assert_eq!(conflicts(&shard).len(), 75);
+            }
+        }
+        let found = conflicts(&shard);
+        assert_eq!(found.len(), 125);
+        for (k, (id, kept, rejected)) in found.iter().enumerate() {
+            let pair = 75 + k;
+            assert_eq!(*id, pair as u64 + 1);
+            assert_eq!(kept, &names[2 * pair]);
+            assert_eq!(rejected, &names[2 * pair + 1]);
+        }
+        for pair in 0..200 {
+            let (_, entry) = shard.find_mapped(pair as u64 + 1).unwrap();
+            assert_eq!(entry.bytes(), &names[2 * pair][..]);
+        }
+        assert_eq!(
+            shard.held(),
+            (200, names.iter().step_by(2).map(Vec::len).sum())
+        );
+    }
+
+    #[test]
+    fn walks_see_each_settled_entry_once_in_settle_order() {
+        let shard = shard(4);
+        for i in 0..200u64 {
+            insert(&shard, i + 1, format!("w{i}").as_bytes());
+        }
+        shard.settle(|_, _, _| unreachable!()).unwrap();
+        let mut seen = Vec::new();
+        let middle = shard.walk_settled(0, |entry| seen.push(entry.id()));
+        for i in 200..300u64 {
+            insert(&shard, i + 1, format!("w{i}").as_bytes());
+        }
+        shard.settle(|_, _, _| unreachable!()).unwrap();
+        let end = shard.walk_settled(middle, |entry| seen.push(entry.id()));
+        assert_eq!((middle, end), (200, 300));
+        assert_eq!(seen, (1..=300).collect::<Vec<_>>());
+        assert_eq!(shard.walk_settled(end, |_| unreachable!()), end);
+    }
+
+    #[test]
+    fn a_record_numbered_past_the_bound_waits_for_the_next_settle() {
+        let shard = shard(2);
+        insert(&shard, 1, b"early");
+        let late = insert(&shard, 1, b"late");
+        // As if the bound had been loaded before "late" was numbered.
+        let next = shard.next.0.load(Ordering::Relaxed);
+        shard.next.0.store(next.wrapping_sub(1), Ordering::Relaxed);
+        assert_eq!(conflicts(&shard), vec![]);
+        assert_eq!(shard.held(), (1, 5));
+        shard.next.0.store(next, Ordering::Relaxed);
+        assert_eq!(
+            conflicts(&shard),
+            vec![(1, b"early".to_vec(), b"late".to_vec())]
+        );
+        assert!(shard.find_mapped(1).unwrap().0 != late);
+        assert_eq!(shard.held(), (1, 5));
+    }
+
+    #[test]
+    fn numbers_cross_the_wrap_in_order() {
+        let shard = shard(8);
+        // FIRST_NUMBER is 256 below the wrap: 400 inserts cross it.
+        for i in 0..400u64 {
+            insert(&shard, i % 200 + 1, format!("x{i}").as_bytes());
+        }
+        let found = conflicts(&shard);
+        assert_eq!(found.len(), 200);
+        for (k, (id, kept, rejected)) in found.iter().enumerate() {
+            assert_eq!(*id, k as u64 + 1);
+            assert_eq!(kept, format!("x{k}").as_bytes());
+            assert_eq!(rejected, format!("x{}", k + 200).as_bytes());
+        }
+    }
+}
