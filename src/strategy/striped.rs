@@ -157,13 +157,7 @@ impl FastPath for StripedNcShard {
     /// The optimistic hit, in the stripe the bytes' hash picks.
     #[inline]
     fn find_hit(&self, bytes: &[u8]) -> Result<u64, Option<u64>> {
-        if !self.raw.is_open() {
-            return Err(None);
-        }
-        self.raw
-            .find_hashed(bytes)
-            .map(|entry| entry.id())
-            .map_err(Some)
+        self.raw.find_open(bytes).map(|entry| entry.id())
     }
 }
 

@@ -192,13 +192,21 @@ impl<'a> Entry<'a> {
         self.marked_id(low)
     }
 
-    /// [`id`](Self::id) of a record with a mark.
-    #[inline(never)]
+    /// [`id`](Self::id) of a record with a mark: a numbered record's
+    /// narrow id at once (the striped shard's hit), a wide id out of line.
+    #[inline(always)]
     fn marked_id(self, low: u64) -> u64 {
-        let id = low & (WIDE_FROM - 1);
         if low & WIDE_MARK == 0 {
-            return id;
+            return low & !NUMBERED_MARK;
         }
+        self.wide_id(low)
+    }
+
+    /// [`id`](Self::id) of a record with a wide id.
+    #[cold]
+    #[inline(never)]
+    fn wide_id(self, low: u64) -> u64 {
+        let id = low & (WIDE_FROM - 1);
         // SAFETY: a wide id's 2 high bytes follow the name and the number,
         // if any, in the record (reached from `id_at`, whose provenance
         // covers the record).

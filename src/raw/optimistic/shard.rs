@@ -178,13 +178,7 @@ impl RawShard {
     /// chunks ([`mid_name`]).
     #[inline]
     pub(crate) fn find_hashed(&self, bytes: &[u8]) -> Result<Entry<'_>, u64> {
-        let Some(name) = mid_name(bytes) else {
-            let hash = self.bytes_hash(bytes);
-            return self.find_by_hash(hash, bytes).ok_or(hash);
-        };
-        let hash = hash_mid(name, self.hot.seed);
-        self.find_where(hash, |stored| eq_mid(stored, name))
-            .ok_or(hash)
+        find_hashed_in(self.hot.seed, bytes, |_| self)
     }
 
     /// [`find_by_bytes`](Self::find_by_bytes) with the bytes' hash
@@ -524,6 +518,25 @@ impl RawShard {
         // store); freed only through `&mut self`.
         Some(unsafe { side.as_ref() })
     }
+}
+
+/// [`RawShard::find_hashed`] in the shard that `pick` chooses by the
+/// bytes' hash (of `seed`, which every shard it may choose places by): the
+/// shard itself, or a stripe ([`striped`](super::striped)).
+#[inline(always)]
+pub(super) fn find_hashed_in<'s>(
+    seed: HashSeed,
+    bytes: &[u8],
+    pick: impl FnOnce(u64) -> &'s RawShard,
+) -> Result<Entry<'s>, u64> {
+    let Some(name) = mid_name(bytes) else {
+        let hash = hash_bytes(bytes, seed);
+        return pick(hash).find_by_hash(hash, bytes).ok_or(hash);
+    };
+    let hash = hash_mid(name, seed);
+    pick(hash)
+        .find_where(hash, |stored| eq_mid(stored, name))
+        .ok_or(hash)
 }
 
 impl Drop for RawShard {

@@ -40,7 +40,7 @@ use hashbrown::HashMap;
 
 use super::log::{AppendError, Ref};
 use super::record::Entry;
-use super::shard::{ByBytes, RawShard, WriteGuard};
+use super::shard::{find_hashed_in, ByBytes, RawShard, WriteGuard};
 use crate::raw::alloc::AllocError;
 use crate::raw::bytes::HashSeed;
 use crate::sync::{self, AtomicU32, Ordering, RwLock};
@@ -170,13 +170,24 @@ impl StripedShard {
     }
 
     /// The entry holding exactly `bytes` under the db's id of them, found
-    /// lock-free in their stripe ([`RawShard::find_by_hash`]: it may miss
+    /// lock-free in their stripe ([`RawShard::find_hashed`]: it may miss
     /// one inserted concurrently, never returns a wrong one), or the bytes'
-    /// hash.
+    /// hash; `Err(None)` if the stripe is closed (as every stripe is once
+    /// a close returns: the check reads the stripe's own line, not
+    /// another's).
     #[inline]
-    pub(crate) fn find_hashed(&self, bytes: &[u8]) -> Result<Entry<'_>, u64> {
-        let hash = self.bytes_hash(bytes);
-        self.stripe(hash).find_by_hash(hash, bytes).ok_or(hash)
+    pub(crate) fn find_open(&self, bytes: &[u8]) -> Result<Entry<'_>, Option<u64>> {
+        let mut open = true;
+        let found = find_hashed_in(self.seed, bytes, |hash| {
+            let stripe = self.stripe(hash);
+            open = stripe.is_open();
+            stripe
+        });
+        match found {
+            _ if !open => Err(None),
+            Ok(entry) => Ok(entry),
+            Err(hash) => Err(Some(hash)),
+        }
     }
 
     /// Whether the shard is open.
