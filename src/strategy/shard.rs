@@ -10,7 +10,7 @@
 
 use super::Registered;
 use crate::conflict::ConflictLog;
-use crate::id::get_id;
+use crate::id::get_id_inlined;
 
 /// Implemented by the strategies this crate ships, and only by them.
 pub trait Sealed {}
@@ -157,8 +157,10 @@ impl<'a> Key<'a> {
         self.source
     }
 
-    /// The id, or `EmptyName`: no shard stores the empty name.
-    #[inline]
+    /// The id, or `EmptyName`: no shard stores the empty name. Always
+    /// inlined: the miss paths that compute it are few, and SipHash with
+    /// its constant key folds where it is inlined.
+    #[inline(always)]
     pub fn id(&self) -> Result<u64, Refusal> {
         if self.bytes.is_empty() {
             return Err(Refusal::EmptyName);
@@ -166,7 +168,7 @@ impl<'a> Key<'a> {
         Ok(if self.known {
             self.id_or_mask
         } else {
-            ((get_id(self.bytes) - 1) & self.id_or_mask) + 1
+            ((get_id_inlined(self.bytes) - 1) & self.id_or_mask) + 1
         })
     }
 }
