@@ -91,14 +91,15 @@
 //!   by-id map is settled from the log when the by-id direction is read,
 //!   and conflicts are found then ([`Strategy::FINDS_CONFLICTS_LAZILY`]).
 //!   Resolving takes a shared lock on that map, never the writer's, and
-//!   settles only for an id the map does not hold yet.
+//!   settles only for an id the map does not hold yet. An NC whose
+//!   writers meet moves to 16 stripes, each with its own lock; records
+//!   numbered from one NC-wide counter keep first-wins and the
+//!   conflicts' order across them.
 //! * [`RwLockStrategy`]: the reference's protocol, faithfully, and the
 //!   reference the others are tested against, answer by answer.
-//! * [`StripedStrategy`] (feature `striped`): the optimistic hit over 16
-//!   stripes an NC, each with its own writer lock, so that two writers
-//!   into one NC rarely meet; records numbered from one NC-wide counter,
-//!   and the by-id direction settled across the stripes in that order.
-//!   A comparison strategy (4 bytes a record more).
+//! * [`StripedStrategy`] (feature `striped`): the optimistic strategy
+//!   with every NC moved to its stripes after eight entries, contended or
+//!   not: the moved path under every test.
 //! * [`LockFreeStrategy`] (feature `lock-free`): no lock on any path; an
 //!   insert is a compare-and-swap into an id-keyed table that its inserters
 //!   grow cooperatively.

@@ -16,10 +16,11 @@ mod id_keyed;
 #[cfg(feature = "lock-free")]
 mod lock_free;
 mod locked;
-mod optimistic;
+pub(crate) mod optimistic;
 pub(crate) mod shard;
 #[cfg(feature = "striped")]
 mod striped;
+mod stripes;
 
 // Not in loom builds: neither crate's synchronisation is modelled by loom.
 #[cfg(all(feature = "arc-swap", not(interner_loom)))]

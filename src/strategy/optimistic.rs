@@ -7,14 +7,24 @@
 //! settled from the log when the by-id direction is read, serves everything
 //! else: resolving ids under its shared lock, finding conflicts, and
 //! synchronous outcomes under the NC's writer lock.
+//!
+//! An NC whose writers meet moves to stripes (`stripes.rs`, over
+//! `raw::optimistic::striped`): its first shard frozen, later misses under
+//! one of 16 locks.
 
 use super::admission::{check_cap, compare};
 use super::shard::{
     lookup_by_id, ConflictSink, FastPath, IdSource, Interned, Key, LineAligned, Misses, Refusal,
     Sealed, Shard, ShardConfig, ShardStats,
 };
+use super::stripes::Stripes;
 use super::{Registered, Strategy};
-use crate::raw::{AppendError, ByBytes, RawShard, WriteGuard};
+use crate::raw::{AppendError, ByBytes, OnceBox, RawShard, StripedShard, WriteGuard, MAX_SLABS};
+
+/// Walk positions from here on are the stripes' (this less it), once
+/// an NC moved to stripes; below it, the frozen shard's log positions
+/// (32 bits).
+const STRIPED_WALK: usize = 1 << 32;
 
 /// The optimistic strategy: when the string is already in the NC's shard
 /// (the common case on a trace-emission path), `intern` takes no lock, does
@@ -37,8 +47,18 @@ use crate::raw::{AppendError, ByBytes, RawShard, WriteGuard};
 /// or an intern whose outcome the caller reads, that finds its entry by its
 /// bytes must know the entry holds its id first: two loads tell it for an
 /// entry a settle reached in a shard that never saw a conflict, and that
-/// shared lock otherwise. See `docs/design.md`
-/// for the memory orderings and the memory cost.
+/// shared lock otherwise.
+///
+/// An NC whose writers meet (a miss finds its writer lock held) moves to
+/// 16 *stripes*, each with its own writer lock, log and by-bytes index,
+/// picked by bits of the bytes' hash: its entries so far stay where hits
+/// look first, frozen, and later misses take only their stripe's lock.
+/// Each record after the move is numbered from one NC-wide counter, and
+/// the by-id map over the stripes is settled in the numbers' order, so the
+/// first string of an id and the order of the conflicts still follow the
+/// calls' order across threads. An NC with a byte cap or a slab limit never
+/// moves. See `docs/design.md` for the memory orderings and the memory
+/// cost.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct OptimisticStrategy;
 
@@ -56,14 +76,81 @@ impl Strategy for OptimisticStrategy {
 
 impl Sealed for OptimisticStrategy {}
 
-/// The shard (its byte cap included). `repr(transparent)`: the raw shard's
-/// hot line first, where its NC's context puts a line's start.
-#[repr(transparent)]
-pub struct OptimisticShard {
+/// The shard (its byte cap included). `repr(C)`: the raw shard's hot line
+/// first, where its NC's context puts a line's start.
+///
+/// **Stripes on contention.** A miss that finds the NC's writer lock held
+/// (its `try_lock` fails) moves the NC to stripes (`stripes`, made under
+/// that lock, as the striped strategy's: `raw::optimistic::striped`).
+/// From then on nothing is appended to `raw`, which stays where hits look
+/// first; every later miss, and every intern whose outcome is read, goes to
+/// the stripes, their records numbered after every entry of `raw`. An NC
+/// with a byte cap or a slab limit never moves (its limits are one log's).
+///
+/// `STRIPED_AFTER`: a number of entries past which a miss moves the NC to
+/// stripes even without contention (`usize::MAX`, the default: never);
+/// the striped strategy's shard moves after its eighth, so that every
+/// test runs the moved path.
+#[repr(C)]
+pub struct OptimisticShard<const STRIPED_AFTER: usize = { usize::MAX }> {
     raw: RawShard,
+    stripes: OnceBox<StripedShard>,
 }
 
-impl core::fmt::Debug for OptimisticShard {
+impl<const STRIPED_AFTER: usize> OptimisticShard<STRIPED_AFTER> {
+    /// The NC's stripes, once it moved to them, after `raw` (frozen).
+    #[inline]
+    fn stripes(&self) -> Option<Stripes<'_>> {
+        self.stripes.get().map(|stripes| Stripes {
+            stripes,
+            base: &self.raw,
+        })
+    }
+
+    /// The writer lock of `raw`; if another thread held it, the NC first
+    /// moves to stripes (under the lock, so once), unless it is closed or
+    /// has a limit that is one log's. Inlined into the miss path: the
+    /// contended case is out of line.
+    #[inline(always)]
+    fn write_or_stripe(&self) -> WriteGuard<'_> {
+        match self.raw.try_write() {
+            Some(writer) if STRIPED_AFTER == usize::MAX || self.raw.len() < STRIPED_AFTER => writer,
+            Some(writer) => {
+                self.move_to_stripes(&writer);
+                writer
+            }
+            None => self.write_contended(),
+        }
+    }
+
+    /// [`write_or_stripe`](Self::write_or_stripe) when another thread held
+    /// the lock.
+    #[cold]
+    #[inline(never)]
+    fn write_contended(&self) -> WriteGuard<'_> {
+        let writer = self.raw.write();
+        self.move_to_stripes(&writer);
+        writer
+    }
+
+    /// Makes the NC's stripes, `writer` held.
+    #[cold]
+    #[inline(never)]
+    fn move_to_stripes(&self, writer: &WriteGuard<'_>) {
+        let limited = self.raw.byte_cap() != usize::MAX || writer.slab_limit() != MAX_SLABS;
+        if limited || !self.raw.is_open() {
+            return;
+        }
+        // Open: a close takes the lock held here, and closes the stripes
+        // too once they exist. On an allocation failure the NC stays on
+        // one lock, and a later contended miss tries again.
+        let _ = self
+            .stripes
+            .get_or_try_init(|| StripedShard::try_new_after(&self.raw).ok());
+    }
+}
+
+impl<const STRIPED_AFTER: usize> core::fmt::Debug for OptimisticShard<STRIPED_AFTER> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("OptimisticShard")
             .field("open", &self.raw.is_open())
@@ -74,13 +161,14 @@ impl core::fmt::Debug for OptimisticShard {
     }
 }
 
-impl Shard for OptimisticShard {
+impl<const STRIPED_AFTER: usize> Shard for OptimisticShard<STRIPED_AFTER> {
     type ContextAlign = LineAligned;
 
     fn new(config: &ShardConfig) -> Result<Self, Refusal> {
         Ok(OptimisticShard {
             raw: RawShard::try_new(config.initial_capacity, config.byte_cap, config.slab_limit)
                 .map_err(|_| Refusal::OutOfMemory)?,
+            stripes: OnceBox::new(),
         })
     }
 
@@ -115,6 +203,10 @@ impl Shard for OptimisticShard {
     /// `conflicts`. An allocation failure leaves the map empty, which is
     /// correct, only slower to read, and is tried again at the next read.
     fn settle(&self, conflicts: ConflictSink<'_>) {
+        if let Some(stripes) = self.stripes() {
+            let _ = stripes.settle(conflicts);
+            return;
+        }
         let _ = self
             .raw
             .settle(|id, kept, rejected| conflicts.record(id, kept, rejected));
@@ -124,7 +216,14 @@ impl Shard for OptimisticShard {
     /// under a writer walks at most those (keeping the earliest of an id),
     /// where settling for every few appended took the exclusive lock on
     /// almost every call.
+    /// With stripes, a full settle: what the stripes' map lacks is not
+    /// walked, since a later settle may meet a smaller number published
+    /// meanwhile.
     fn settle_for_reads(&self, conflicts: ConflictSink<'_>) {
+        if self.stripes.get().is_some() {
+            self.settle(conflicts);
+            return;
+        }
         let _ = self
             .raw
             .settle_lagging(|id, kept, rejected| conflicts.record(id, kept, rejected));
@@ -148,8 +247,12 @@ impl Shard for OptimisticShard {
 
     fn resolve<R>(&self, id: u64, f: impl FnOnce(&[u8]) -> R) -> Option<R> {
         // `find_by_id` holds no lock when it returns: `f` may call back into
-        // the db.
-        self.raw.find_by_id(id).map(|entry| f(entry.bytes()))
+        // the db. The stripes' entries follow every one of `raw`.
+        let entry = match self.raw.find_by_id(id) {
+            Some(entry) => entry,
+            None => self.stripes.get()?.find_mapped(id)?.1,
+        };
+        Some(f(entry.bytes()))
     }
 
     /// From the by-id map as it is, under its shared lock: unless the map
@@ -158,7 +261,11 @@ impl Shard for OptimisticShard {
     /// count, on a line the writer stores to on every insert, and a second
     /// round trip of the map's lock).
     fn resolve_settled<R, F: FnOnce(&[u8]) -> R>(&self, id: u64, f: F) -> Result<R, F> {
-        match self.raw.find_mapped_by_id(id) {
+        let found = match self.stripes() {
+            Some(stripes) => stripes.find_mapped(id).map(|(_, entry)| entry),
+            None => self.raw.find_mapped_by_id(id),
+        };
+        match found {
             // No lock is held: `f` may call back into the db.
             Some(entry) => Ok(f(entry.bytes())),
             None => Err(f),
@@ -170,20 +277,41 @@ impl Shard for OptimisticShard {
         self.resolve(id, f)
     }
 
+    /// With stripes, `raw` to its end, then the stripes' settled entries
+    /// (positions from [`STRIPED_WALK`] on).
     fn walk(&self, from: usize, mut f: impl FnMut(u64, &[u8])) -> Option<usize> {
         if !self.raw.is_open() {
             return None;
         }
-        Some(
-            self.raw
-                .for_each_since(from, |entry| f(entry.id(), entry.bytes())),
-        )
+        let mut f = |entry: crate::raw::Entry<'_>| f(entry.id(), entry.bytes());
+        let Some(stripes) = self.stripes.get() else {
+            return Some(self.raw.for_each_since(from, f));
+        };
+        let from = match from.checked_sub(STRIPED_WALK) {
+            Some(from) => from,
+            None => {
+                // Frozen: its end is final. Walked to it only once settled
+                // to it (a settle that failed leaves it behind).
+                let reached = self.raw.for_each_since(from, &mut f);
+                if reached != self.raw.end_position() {
+                    return Some(reached);
+                }
+                0
+            }
+        };
+        Some(STRIPED_WALK + stripes.walk_settled(from, f))
     }
 
     fn set_open(&self, open: bool) {
         // Under the writer lock, so that no miss in progress inserts into a
-        // shard that `close_nc` has returned from closing.
-        self.raw.write().set_open(open);
+        // shard that `close_nc` has returned from closing, and no move to
+        // stripes runs meanwhile: the stripes, if made, are opened or
+        // closed before it is released.
+        let mut writer = self.raw.write();
+        writer.set_open(open);
+        if let Some(stripes) = self.stripes.get() {
+            stripes.set_open(open);
+        }
     }
 
     fn is_open(&self) -> bool {
@@ -192,12 +320,15 @@ impl Shard for OptimisticShard {
 
     /// Exact as of the last settle (the db settles before it reads them).
     fn stats(&self) -> ShardStats {
-        let (entries, bytes) = self.raw.held();
+        let (entries, bytes) = match self.stripes() {
+            Some(stripes) => stripes.held(),
+            None => self.raw.held(),
+        };
         ShardStats { entries, bytes }
     }
 }
 
-impl FastPath for OptimisticShard {
+impl<const STRIPED_AFTER: usize> FastPath for OptimisticShard<STRIPED_AFTER> {
     /// The hit path, inlined into the caller: acquire loads only
     /// (`is_open`, `find_hashed`), no lock, no read-modify-write, no store,
     /// and no SipHash. A miss hands on the bytes' hash, which the insert
@@ -208,18 +339,32 @@ impl FastPath for OptimisticShard {
         if !self.raw.is_open() {
             return Err(None);
         }
-        self.raw
-            .find_hashed(bytes)
-            .map(|entry| entry.id())
-            .map_err(Some)
+        match self.raw.find_hashed(bytes) {
+            Ok(entry) => Ok(entry.id()),
+            Err(hash) => match self.stripes.get() {
+                Some(stripes) => find_in_stripes(stripes, hash, bytes),
+                None => Err(Some(hash)),
+            },
+        }
     }
 
     /// Pipelined: the lookups' cache misses overlap (`find_ids_by_bytes`).
     fn find_hits<B: AsRef<[u8]>>(&self, names: &[B], ids: &mut [u64]) {
-        if self.raw.is_open() {
-            self.raw.find_ids_by_bytes(names, ids);
-        } else {
+        if !self.raw.is_open() {
             ids.fill(0);
+            return;
+        }
+        self.raw.find_ids_by_bytes(names, ids);
+        if let Some(stripes) = self.stripes.get() {
+            for (id, name) in ids.iter_mut().zip(names) {
+                if *id == 0 {
+                    let name = name.as_ref();
+                    let hash = self.raw.bytes_hash(name);
+                    *id = stripes
+                        .find_by_hash(hash, name)
+                        .map_or(0, |entry| entry.id());
+                }
+            }
         }
     }
 
@@ -235,7 +380,17 @@ impl FastPath for OptimisticShard {
             for (hash, miss) in hashes.iter_mut().zip(misses) {
                 *hash = self.raw.bytes_hash(miss.bytes);
             }
-            let mut writer = self.raw.write();
+            let mut writer = self.write_or_stripe();
+            if let Some(stripes) = self.stripes() {
+                // Moved to stripes: `raw` takes no more entries.
+                drop(writer);
+                for (at, (miss, &hash)) in misses.iter().zip(&hashes).enumerate() {
+                    stripes
+                        .intern(*miss, Some(hash), conflicts)
+                        .map_err(|refusal| (first + at, refusal))?;
+                }
+                continue;
+            }
             if !self.raw.is_open() {
                 return Err((first, Refusal::Closed));
             }
@@ -276,17 +431,25 @@ impl FastPath for OptimisticShard {
 /// five calls' prologues and moved arguments were 127 of 1,004
 /// instructions an insert (callgrind, `fill`, 10^5 names; 877 inlined).
 #[inline(always)]
-fn intern_miss(
-    shard: &OptimisticShard,
+fn intern_miss<const STRIPED_AFTER: usize>(
+    shard: &OptimisticShard<STRIPED_AFTER>,
     key: Key<'_>,
     placed: Option<u64>,
     conflicts: ConflictSink<'_>,
 ) -> Interned {
+    if let Some(stripes) = shard.stripes.get() {
+        return intern_in_stripes(shard, stripes, key, placed, conflicts);
+    }
     let id = key.id()?;
     // Indexed by its bytes too if `id` is the db's id of them.
     let by_bytes = (key.source() == IdSource::Hash)
         .then(|| placed.unwrap_or_else(|| shard.raw.bytes_hash(key.bytes)));
-    let mut writer = shard.raw.write();
+    let mut writer = shard.write_or_stripe();
+    if let Some(stripes) = shard.stripes.get() {
+        // Moved to stripes, by this thread or while it waited.
+        drop(writer);
+        return intern_in_stripes(shard, stripes, key, placed, conflicts);
+    }
     if !shard.raw.is_open() {
         return Err(Refusal::Closed);
     }
@@ -303,12 +466,44 @@ fn intern_miss(
     .map(|outcome| (id, outcome))
 }
 
+/// [`find_hit`](FastPath::find_hit) in the NC's stripes, after its frozen
+/// shard missed `bytes` (of hash `hash`): out of line, so that the hit
+/// path of an NC that never moved stays as small as it was.
+#[inline(never)]
+fn find_in_stripes(stripes: &StripedShard, hash: u64, bytes: &[u8]) -> Result<u64, Option<u64>> {
+    stripes
+        .find_by_hash(hash, bytes)
+        .map(|entry| entry.id())
+        .ok_or(Some(hash))
+}
+
+/// [`Stripes::intern`], out of line: inlined, its code pushed SipHash and
+/// the probe under the lock out of the single-lock miss path ([`intern_miss`]),
+/// 808 → 964 instructions an insert (callgrind, `fill`, 10^5 names).
+#[inline(never)]
+fn intern_in_stripes<const STRIPED_AFTER: usize>(
+    shard: &OptimisticShard<STRIPED_AFTER>,
+    stripes: &StripedShard,
+    key: Key<'_>,
+    placed: Option<u64>,
+    conflicts: ConflictSink<'_>,
+) -> Interned {
+    let stripes = Stripes {
+        stripes,
+        base: &shard.raw,
+    };
+    stripes.intern(key, placed, conflicts)
+}
+
 /// Whether the miss of `key` must look its id up before it inserts: when
 /// the caller reads the outcome, and in an NC with a byte cap, so that
 /// bytes whose id other bytes hold are never charged to the cap (as under
 /// the reference protocol, which stores nothing for them).
 #[inline]
-fn looks_id_up(shard: &OptimisticShard, key: Key<'_>) -> bool {
+fn looks_id_up<const STRIPED_AFTER: usize>(
+    shard: &OptimisticShard<STRIPED_AFTER>,
+    key: Key<'_>,
+) -> bool {
     key.wants_outcome() || shard.raw.byte_cap() != usize::MAX
 }
 
@@ -319,8 +514,8 @@ fn looks_id_up(shard: &OptimisticShard, key: Key<'_>) -> bool {
 /// next settle to find. A caller's id (no `by_bytes`) is always looked up.
 /// Inlined into the miss path ([`intern_miss`]).
 #[inline(always)]
-fn register_locked(
-    shard: &OptimisticShard,
+fn register_locked<const STRIPED_AFTER: usize>(
+    shard: &OptimisticShard<STRIPED_AFTER>,
     writer: &mut WriteGuard<'_>,
     id: u64,
     bytes: &[u8],

@@ -11,8 +11,8 @@
 //!   [`id_table`]: the map's table;
 //! * [`shard`]: them together with the writer lock;
 //! * `striped`: several shards as the stripes of one NC, their records
-//!   numbered from one counter, one by-id map over them (feature
-//!   `striped`);
+//!   numbered from one counter, one by-id map over them, after a frozen
+//!   shard's entries if the NC moved to stripes when it met contention;
 //! * [`witness`]: in loom builds only, loom-tracked cells standing in for
 //!   the records' bytes, so that the models see their publication.
 
@@ -22,12 +22,11 @@ mod id_table;
 mod log;
 mod record;
 mod shard;
-#[cfg(feature = "striped")]
 mod striped;
 mod table;
 mod witness;
 
 pub(crate) use self::log::{AppendError, MAX_SLABS};
+pub(crate) use self::record::Entry;
 pub(crate) use self::shard::{ByBytes, RawShard, WriteGuard};
-#[cfg(feature = "striped")]
-pub(crate) use self::striped::{StripedShard, STRIPES};
+pub(crate) use self::striped::{Place, StripedShard};

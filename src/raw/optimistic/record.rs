@@ -231,7 +231,6 @@ impl<'a> Entry<'a> {
     }
 
     /// The record's number, if it was written with one.
-    #[cfg(any(test, feature = "striped"))]
     #[inline]
     pub(crate) fn number(self) -> Option<u32> {
         if self.low_id() & NUMBERED_MARK == 0 {

@@ -42,7 +42,9 @@ use crate::raw::bytes::{
     CACHE_LINE,
 };
 use crate::raw::sizes::READ_LAG;
-use crate::sync::{self, AtomicBool, AtomicPtr, AtomicUsize, Mutex, MutexGuard, Ordering, RwLock};
+use crate::sync::{
+    self, AtomicBool, AtomicPtr, AtomicU32, AtomicUsize, Mutex, MutexGuard, Ordering, RwLock,
+};
 
 /// What every hit reads, one cache line that misses write to publish their
 /// entry (the log's end), to grow the table (once per several splits) and
@@ -78,9 +80,15 @@ struct Writer {
 pub(crate) struct RawShard {
     hot: Hot,
     writer: Mutex<Option<Box<Writer>>>,
-    entries: AtomicUsize,
+    /// Entries appended: 32 bits (a log of [`MAX_SLABS`] slabs holds
+    /// fewer records), so that it and `capacity` share a word and the
+    /// optimistic strategy's shard, with its stripes' pointer, still fits
+    /// its NC's two lines.
+    entries: AtomicU32,
+    /// The capacity [`try_new`](Self::try_new) was given, which an index
+    /// that accepted it holds in 32 bits.
+    capacity: u32,
     bytes: AtomicUsize,
-    capacity: usize,
     /// The NC's cap on bytes of string data, which the strategy checks. Kept
     /// here: the shard and its NC's conflict log still fit two lines.
     byte_cap: usize,
@@ -112,6 +120,9 @@ impl RawShard {
         slab_limit: usize,
         seed: HashSeed,
     ) -> Result<Self, AllocError> {
+        // An index refuses more (`init`, below); with no entries asked
+        // for, none is made.
+        let capacity32 = u32::try_from(capacity).map_err(|_| AllocError)?;
         let shard = RawShard {
             hot: Hot {
                 table: Table::new(),
@@ -121,9 +132,9 @@ impl RawShard {
                 ids: AtomicPtr::new(core::ptr::null_mut()),
             },
             writer: Mutex::new(None),
-            entries: AtomicUsize::new(0),
+            entries: AtomicU32::new(0),
             bytes: AtomicUsize::new(0),
-            capacity,
+            capacity: capacity32,
             byte_cap,
         };
         if capacity > 0 || slab_limit < MAX_SLABS {
@@ -183,7 +194,7 @@ impl RawShard {
 
     /// [`find_by_bytes`](Self::find_by_bytes) with the bytes' hash
     /// ([`bytes_hash`](Self::bytes_hash)) already computed.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn find_by_hash(&self, hash: u64, bytes: &[u8]) -> Option<Entry<'_>> {
         debug_assert_eq!(hash, self.bytes_hash(bytes));
         self.find_where(hash, |stored| bytes_eq(stored, bytes))
@@ -313,7 +324,7 @@ impl RawShard {
     /// included.
     #[inline]
     pub(crate) fn len(&self) -> usize {
-        self.entries.load(Ordering::Relaxed)
+        self.entries.load(Ordering::Relaxed) as usize
     }
 
     /// Bytes of string data appended (exact when no insert is running),
@@ -449,14 +460,19 @@ impl RawShard {
         Some(unsafe { log.entry(at) })
     }
 
-    #[cfg(feature = "striped")]
     /// The log's published end (acquire).
     #[inline]
     pub(super) fn log_end(&self) -> Ref {
         self.hot.log.end()
     }
 
-    #[cfg(feature = "striped")]
+    /// The log's published end (acquire), as the walk position
+    /// [`for_each_since`](Self::for_each_since) returns once it reached it.
+    #[inline]
+    pub(crate) fn end_position(&self) -> usize {
+        self.log_end().to_bits() as usize
+    }
+
     /// Calls `f` on every record of the log from position `from` to
     /// `end` ([`Log::walk_between`]: `end` a published end this thread
     /// acquired, at or after `from`), the shadowed ones included.
@@ -464,7 +480,6 @@ impl RawShard {
         self.hot.log.walk_between(from, end, f);
     }
 
-    #[cfg(feature = "striped")]
     /// The entry at `at`.
     ///
     /// # Safety
@@ -476,6 +491,28 @@ impl RawShard {
     pub(super) unsafe fn entry_at(&self, at: Ref) -> Entry<'_> {
         // SAFETY: the caller's contract.
         unsafe { self.hot.log.entry(at) }
+    }
+
+    /// The writer lock if no other thread holds it (recovering it from
+    /// poisoning, as [`write`](Self::write)): `None` is the contention that
+    /// moves an NC to stripes.
+    #[inline]
+    pub(crate) fn try_write(&self) -> Option<WriteGuard<'_>> {
+        let writer = match self.writer.try_lock() {
+            Ok(writer) => writer,
+            Err(std::sync::TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => return None,
+        };
+        Some(WriteGuard {
+            shard: self,
+            writer,
+        })
+    }
+
+    /// The seed the shard places entries by.
+    #[inline]
+    pub(super) fn seed(&self) -> HashSeed {
+        self.hot.seed
     }
 
     /// Takes the writer lock (recovering it from poisoning: nothing under it
@@ -585,7 +622,7 @@ impl<'a> WriteGuard<'a> {
     /// lock, where the probe is exact: `Err` of how to index the bytes if
     /// none does, with where their word goes, found on the same walk. (It
     /// holds until the table changes: only the guard's holder changes it.)
-    #[inline]
+    #[inline(always)]
     pub(crate) fn find_by_hash(&self, hash: u64, bytes: &[u8]) -> Result<Entry<'a>, ByBytes<'a>> {
         let shard: &'a RawShard = self.shard;
         debug_assert_eq!(hash, shard.bytes_hash(bytes));
@@ -705,13 +742,18 @@ impl<'a> WriteGuard<'a> {
         }
         let writer = self.writer.as_mut().expect("made above");
         if by_bytes.is_some() {
-            shard.hot.table.reserve(&mut writer.table, shard.capacity)?;
+            shard
+                .hot
+                .table
+                .reserve(&mut writer.table, shard.capacity as usize)?;
         }
         let at = log.append(&mut writer.log, id, bytes, number)?;
         // Under the lock: plain stores, no read-modify-write needed. The
         // count before the publication, so that a settle that acquires the
         // log's end sees at least the entries before it (the map's room).
-        shard.entries.store(shard.len() + 1, Ordering::Relaxed);
+        shard
+            .entries
+            .store(shard.len() as u32 + 1, Ordering::Relaxed);
         shard
             .bytes
             .store(shard.bytes() + bytes.len(), Ordering::Relaxed);

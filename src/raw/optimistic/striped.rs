@@ -40,17 +40,17 @@ use hashbrown::HashMap;
 
 use super::log::{AppendError, Ref};
 use super::record::Entry;
-use super::shard::{find_hashed_in, ByBytes, RawShard, WriteGuard};
+use super::shard::{ByBytes, RawShard, WriteGuard};
 use crate::raw::alloc::AllocError;
 use crate::raw::bytes::HashSeed;
 use crate::sync::{self, AtomicU32, Ordering, RwLock};
 
-/// The stripes a striped NC has unless a cap asks for one.
+/// The stripes an NC moves to.
 #[cfg(not(interner_loom))]
-pub(crate) const STRIPES: usize = 16;
+const STRIPES: usize = 16;
 /// In loom builds, two: enough for every order across stripes.
 #[cfg(interner_loom)]
-pub(crate) const STRIPES: usize = 2;
+const STRIPES: usize = 2;
 
 /// A miss whose number is a multiple of this settles the NC.
 const SETTLE_EVERY: u32 = 1 << 30;
@@ -120,14 +120,31 @@ impl StripedShard {
     /// 2^16), each as [`RawShard::try_new`] makes it with
     /// `capacity / stripes` entries of room, `byte_cap` and `slab_limit`
     /// (which the caller applies to the NC with one stripe).
-    pub(crate) fn try_new(
+    #[cfg(test)]
+    fn try_new(
         stripes: usize,
         capacity: usize,
         byte_cap: usize,
         slab_limit: usize,
     ) -> Result<Self, AllocError> {
+        Self::try_new_seeded(stripes, capacity, byte_cap, slab_limit, HashSeed::new())
+    }
+
+    /// The stripes of an NC whose shard `base` met contention: placed by
+    /// `base`'s seed, so that a hash computed for `base` picks and probes
+    /// a stripe; no cap, no slab limit (an NC with either never moves).
+    pub(crate) fn try_new_after(base: &RawShard) -> Result<Self, AllocError> {
+        Self::try_new_seeded(STRIPES, 0, usize::MAX, super::MAX_SLABS, base.seed())
+    }
+
+    fn try_new_seeded(
+        stripes: usize,
+        capacity: usize,
+        byte_cap: usize,
+        slab_limit: usize,
+        seed: HashSeed,
+    ) -> Result<Self, AllocError> {
         assert!(stripes.is_power_of_two() && stripes <= 1 << 16);
-        let seed = HashSeed::new();
         let mut made = Vec::new();
         made.try_reserve_exact(stripes).map_err(|_| AllocError)?;
         for _ in 0..stripes {
@@ -169,31 +186,12 @@ impl StripedShard {
         &self.stripes[self.stripe_index(hash)].0
     }
 
-    /// The entry holding exactly `bytes` under the db's id of them, found
-    /// lock-free in their stripe ([`RawShard::find_hashed`]: it may miss
-    /// one inserted concurrently, never returns a wrong one), or the bytes'
-    /// hash; `Err(None)` if the stripe is closed (as every stripe is once
-    /// a close returns: the check reads the stripe's own line, not
-    /// another's).
+    /// The entry holding exactly `bytes` (of hash `hash`, by this
+    /// shard's seed) in their stripe, found lock-free as
+    /// [`find_open`](Self::find_open) finds it, open or closed.
     #[inline]
-    pub(crate) fn find_open(&self, bytes: &[u8]) -> Result<Entry<'_>, Option<u64>> {
-        let mut open = true;
-        let found = find_hashed_in(self.seed, bytes, |hash| {
-            let stripe = self.stripe(hash);
-            open = stripe.is_open();
-            stripe
-        });
-        match found {
-            _ if !open => Err(None),
-            Ok(entry) => Ok(entry),
-            Err(hash) => Err(Some(hash)),
-        }
-    }
-
-    /// Whether the shard is open.
-    #[inline]
-    pub(crate) fn is_open(&self) -> bool {
-        self.stripes[0].0.is_open()
+    pub(crate) fn find_by_hash(&self, hash: u64, bytes: &[u8]) -> Option<Entry<'_>> {
+        self.stripe(hash).find_by_hash(hash, bytes)
     }
 
     /// Opens or closes every stripe, each under its writer lock.
@@ -259,10 +257,14 @@ impl StripedShard {
 
     /// Settles the by-id map (the module's rule): `conflict(id, kept,
     /// rejected)` for each record taken whose id an earlier entry holds
-    /// with other bytes. All or nothing: on an allocation failure the map
-    /// is unchanged and the records wait for the next settle.
+    /// with other bytes, `base`'s entries first: the frozen shard whose
+    /// entries every stripe's follow, which the caller settled wholly
+    /// before (its map holds each of its ids). All or nothing: on an
+    /// allocation failure the map is unchanged and the records wait for
+    /// the next settle.
     pub(crate) fn settle(
         &self,
+        base: Option<&RawShard>,
         mut conflict: impl FnMut(u64, &[u8], &[u8]),
     ) -> Result<(), AllocError> {
         {
@@ -319,6 +321,12 @@ impl StripedShard {
             // above.
             let entry = unsafe { self.entry(place) };
             let id = entry.id();
+            if let Some(kept) = base.and_then(|base| base.find_mapped_by_id(id)) {
+                if !crate::raw::bytes_eq(kept.bytes(), entry.bytes()) {
+                    conflict(id, kept.bytes(), entry.bytes());
+                }
+                continue;
+            }
             match ids.map.entry(id) {
                 MapEntry::Vacant(vacant) => {
                     vacant.insert(place.pack());
@@ -372,12 +380,6 @@ impl<'a> StripeGuard<'a> {
         self.guard.find_by_hash(hash, bytes)
     }
 
-    /// Bytes of string data the stripe stores, shadowed entries' included.
-    #[inline]
-    pub(crate) fn bytes(&self) -> usize {
-        self.guard.bytes()
-    }
-
     /// The most slabs the stripe's log may have.
     pub(crate) fn slab_limit(&self) -> usize {
         self.guard.slab_limit()
@@ -429,7 +431,9 @@ mod tests {
     fn conflicts(shard: &StripedShard) -> Vec<(u64, Vec<u8>, Vec<u8>)> {
         let mut found = Vec::new();
         shard
-            .settle(|id, kept, rejected| found.push((id, kept.to_vec(), rejected.to_vec())))
+            .settle(None, |id, kept, rejected| {
+                found.push((id, kept.to_vec(), rejected.to_vec()))
+            })
             .unwrap();
         found
     }
@@ -470,13 +474,13 @@ mod tests {
         for i in 0..200u64 {
             insert(&shard, i + 1, format!("w{i}").as_bytes());
         }
-        shard.settle(|_, _, _| unreachable!()).unwrap();
+        shard.settle(None, |_, _, _| unreachable!()).unwrap();
         let mut seen = Vec::new();
         let middle = shard.walk_settled(0, |entry| seen.push(entry.id()));
         for i in 200..300u64 {
             insert(&shard, i + 1, format!("w{i}").as_bytes());
         }
-        shard.settle(|_, _, _| unreachable!()).unwrap();
+        shard.settle(None, |_, _, _| unreachable!()).unwrap();
         let end = shard.walk_settled(middle, |entry| seen.push(entry.id()));
         assert_eq!((middle, end), (200, 300));
         assert_eq!(seen, (1..=300).collect::<Vec<_>>());

@@ -234,7 +234,7 @@ impl Table {
     /// What `key_of` returns for the first ref of hash `hash` for which it
     /// returns something: [`find`](Self::find) for a caller that reads the
     /// record anyway and keeps what it read.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn find_map<T>(&self, hash: u64, key_of: impl FnMut(Ref) -> Option<T>) -> Option<T> {
         let first = self.buckets()?.first(hash);
         Self::find_map_from(first, hash, key_of)
@@ -242,7 +242,7 @@ impl Table {
 
     /// [`find_map`](Self::find_map) from `first`, the first bucket of
     /// `hash` under a shape loaded earlier ([`Buckets::first`]).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn find_map_from<T>(
         first: &Bucket,
         hash: u64,
@@ -320,7 +320,7 @@ impl Table {
     /// same walk, for [`insert_reserved`](Self::insert_reserved) to store
     /// the word without walking the chain again. The vacancy holds until
     /// the table next changes: only the writer changes it.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn find_map_or_vacancy<T>(
         &self,
         hash: u64,

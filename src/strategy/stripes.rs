@@ -1,0 +1,158 @@
+//! Interning into an NC's stripes (`raw::optimistic::striped`): the
+//! striped strategy's whole NC, and the optimistic strategy's once its
+//! NC met contention, after a frozen shard whose entries come first.
+
+use super::admission::compare;
+use super::shard::{ConflictSink, IdSource, Interned, Key, Refusal};
+use super::Registered;
+use crate::raw::{AppendError, ByBytes, RawShard, StripedShard};
+
+/// An NC's stripes, and the frozen shard before them (its entries precede
+/// every stripe's). An NC with a byte cap or a slab limit never moves, so
+/// the stripes have neither.
+#[derive(Clone, Copy)]
+pub(crate) struct Stripes<'a> {
+    /// The stripes.
+    pub(crate) stripes: &'a StripedShard,
+    /// The frozen shard: nothing is appended to it any more.
+    pub(crate) base: &'a RawShard,
+}
+
+impl<'a> Stripes<'a> {
+    /// Settles the base wholly, then the stripes after it, recording the
+    /// conflicts found in `conflicts`. `Err` on an allocation failure:
+    /// what was not settled waits for the next settle.
+    pub(crate) fn settle(&self, conflicts: ConflictSink<'_>) -> Result<(), Refusal> {
+        let record = |id, kept: &[u8], rejected: &[u8]| conflicts.record(id, kept, rejected);
+        self.base.settle(record).map_err(|_| Refusal::OutOfMemory)?;
+        self.stripes
+            .settle(Some(self.base), record)
+            .map_err(|_| Refusal::OutOfMemory)
+    }
+
+    /// The entry that holds `id` first, if a settle took it: the base's,
+    /// or the stripes' with its place.
+    pub(crate) fn find_mapped(
+        &self,
+        id: u64,
+    ) -> Option<(Option<crate::raw::Place>, crate::raw::Entry<'a>)> {
+        if let Some(entry) = self.base.find_mapped_by_id(id) {
+            return Some((None, entry));
+        }
+        self.stripes
+            .find_mapped(id)
+            .map(|(place, entry)| (Some(place), entry))
+    }
+
+    /// Entries and bytes of string data held, as of the last settle.
+    pub(crate) fn held(&self) -> (usize, usize) {
+        let (entries, bytes) = self.stripes.held();
+        let (base_entries, base_bytes) = self.base.held();
+        (entries + base_entries, bytes + base_bytes)
+    }
+
+    /// Interns `key`: a plain intern (the db's id of the bytes, its outcome
+    /// not read) by [`intern_plain`](Self::intern_plain), with `hash` (the
+    /// bytes' hash, if the hit's probe computed it); any other by
+    /// [`intern_exact`](Self::intern_exact).
+    #[inline]
+    pub(crate) fn intern(
+        &self,
+        key: Key<'_>,
+        hash: Option<u64>,
+        conflicts: ConflictSink<'_>,
+    ) -> Interned {
+        let exact = key.wants_outcome() || key.source() == IdSource::Caller;
+        let hash = hash.unwrap_or_else(|| self.stripes.bytes_hash(key.bytes));
+        if exact {
+            self.intern_exact(key, hash, conflicts)
+        } else {
+            self.intern_plain(key, hash, conflicts)
+        }
+    }
+
+    /// A plain intern's miss: the base probed (exact: it is frozen) if the
+    /// NC is open, then,
+    /// under the stripe's lock, the stripe probed again and the numbered
+    /// append. Conflicts are found by the next settle.
+    fn intern_plain(&self, key: Key<'_>, hash: u64, conflicts: ConflictSink<'_>) -> Interned {
+        // Refusals in their order: an empty name, then a closed NC (a close
+        // closes the base first, then the stripes, under the base's lock).
+        let id = key.id()?;
+        if !self.base.is_open() {
+            return Err(Refusal::Closed);
+        }
+        if let Some(entry) = self.base.find_by_hash(hash, key.bytes) {
+            return Ok((entry.id(), Registered::AlreadyPresent));
+        }
+        let mut stripe = self.stripes.write(hash);
+        if !stripe.is_open() {
+            return Err(Refusal::Closed);
+        }
+        let by_bytes = match stripe.find_by_hash(hash, key.bytes) {
+            Ok(entry) => return Ok((entry.id(), Registered::AlreadyPresent)),
+            Err(by_bytes) => by_bytes,
+        };
+        let inserted = stripe
+            .insert(id, key.bytes, Some(by_bytes))
+            .map_err(|refused| refusal(refused, stripe.slab_limit()))?;
+        drop(stripe);
+        if inserted.settle {
+            // On a failure, the next settle takes what this one left.
+            let _ = self.settle(conflicts);
+        }
+        Ok((id, Registered::Inserted))
+    }
+
+    /// An intern whose outcome must be exact when it returns (the caller
+    /// reads it, or chose the id). Under the stripe's lock, the NC settled:
+    /// an entry that holds the id answers. Else the record is appended and
+    /// published, the lock released, and the NC settled again: the
+    /// caller's record is taken (numbered before that settle's bound), and
+    /// a concurrent one of the id with a smaller number wins over it, as it
+    /// may.
+    fn intern_exact(&self, key: Key<'_>, hash: u64, conflicts: ConflictSink<'_>) -> Interned {
+        let id = key.id()?;
+        let mut stripe = self.stripes.write(hash);
+        if !stripe.is_open() {
+            return Err(Refusal::Closed);
+        }
+        self.settle(conflicts)?;
+        if let Some((_, kept)) = self.find_mapped(id) {
+            return Ok((id, compare(kept.bytes(), key.bytes, id, conflicts)));
+        }
+        // Indexed by its bytes if `id` is the db's id of them. Neither the
+        // base nor the stripe holds an entry of these bytes: every entry of
+        // both is settled (the stripe's numbered before the settle above,
+        // under this lock), and no entry holds the id.
+        let by_bytes = (key.source() == IdSource::Hash).then(|| ByBytes::hash(hash));
+        let inserted = stripe
+            .insert(id, key.bytes, by_bytes)
+            .map_err(|refused| refusal(refused, stripe.slab_limit()))?;
+        drop(stripe);
+        self.settle(conflicts)?;
+        let outcome = match self.find_mapped(id) {
+            Some((place, _)) if place == Some(inserted.place) => Registered::Inserted,
+            // The settle recorded the conflict when it took the record.
+            Some((_, kept)) if !crate::raw::bytes_eq(kept.bytes(), key.bytes) => {
+                Registered::Conflict
+            }
+            Some(_) => Registered::AlreadyPresent,
+            // Not reached: a settle takes every record published before
+            // it, and the caller's stripe has no unpublished one before it.
+            None => {
+                debug_assert!(false, "a settle left the caller's record");
+                Registered::Inserted
+            }
+        };
+        Ok((id, outcome))
+    }
+}
+
+/// The refusal of an append the stripe refused.
+fn refusal(refused: AppendError, slab_limit: usize) -> Refusal {
+    match refused {
+        AppendError::OutOfMemory => Refusal::OutOfMemory,
+        AppendError::Full => Refusal::SlabsExhausted { slabs: slab_limit },
+    }
+}
