@@ -198,7 +198,10 @@ mod tests {
         let bytes: Vec<u8> = (0..300u32)
             .map(|i| (i.wrapping_mul(151) ^ 0x5A) as u8)
             .collect();
-        for len in 0..bytes.len() {
+        // Every length class of the tail and a few words; all 300 outside
+        // Miri, which interprets each hash.
+        let lengths = if cfg!(miri) { 40 } else { bytes.len() };
+        for len in 0..lengths {
             for start in [0, 1, 3] {
                 let Some(name) = bytes.get(start..start + len) else {
                     continue;

@@ -380,36 +380,41 @@ impl<const STRIPED_AFTER: usize> FastPath for OptimisticShard<STRIPED_AFTER> {
             for (hash, miss) in hashes.iter_mut().zip(misses) {
                 *hash = self.raw.bytes_hash(miss.bytes);
             }
-            let mut writer = self.write_or_stripe();
+            if self.stripes.get().is_none() {
+                let mut writer = self.write_or_stripe();
+                if self.stripes.get().is_none() {
+                    if !self.raw.is_open() {
+                        return Err((first, Refusal::Closed));
+                    }
+                    for (at, (miss, &hash)) in misses.iter().zip(&hashes).enumerate() {
+                        let at = first + at;
+                        miss.id()
+                            .and_then(|id| {
+                                let outcome = looks_id_up(self, *miss);
+                                register_locked(
+                                    self,
+                                    &mut writer,
+                                    id,
+                                    miss.bytes,
+                                    Some(hash),
+                                    outcome,
+                                    conflicts,
+                                )
+                            })
+                            .map_err(|refusal| (at, refusal))?;
+                    }
+                    continue;
+                }
+            }
+            // Moved to stripes, before this step or while it waited for the
+            // lock (released above): `raw` takes no more entries. (Once
+            // made, the stripes stay: this is always `Some`.)
             if let Some(stripes) = self.stripes() {
-                // Moved to stripes: `raw` takes no more entries.
-                drop(writer);
                 for (at, (miss, &hash)) in misses.iter().zip(&hashes).enumerate() {
                     stripes
                         .intern(*miss, Some(hash), conflicts)
                         .map_err(|refusal| (first + at, refusal))?;
                 }
-                continue;
-            }
-            if !self.raw.is_open() {
-                return Err((first, Refusal::Closed));
-            }
-            for (at, (miss, &hash)) in misses.iter().zip(&hashes).enumerate() {
-                let at = first + at;
-                miss.id()
-                    .and_then(|id| {
-                        let outcome = looks_id_up(self, *miss);
-                        register_locked(
-                            self,
-                            &mut writer,
-                            id,
-                            miss.bytes,
-                            Some(hash),
-                            outcome,
-                            conflicts,
-                        )
-                    })
-                    .map_err(|refusal| (at, refusal))?;
             }
         }
         Ok(())
@@ -551,4 +556,83 @@ fn register_locked<const STRIPED_AFTER: usize>(
             },
         })?;
     Ok(Registered::Inserted)
+}
+
+#[cfg(all(test, not(interner_loom)))]
+mod tests {
+    use super::*;
+    use crate::conflict::ConflictLog;
+
+    fn shard(byte_cap: usize, slab_limit: usize) -> OptimisticShard {
+        let config = ShardConfig {
+            byte_cap,
+            initial_capacity: 0,
+            slab_limit,
+        };
+        OptimisticShard::new(&config).unwrap()
+    }
+
+    /// What moving to stripes (as a contended miss does) leaves: the
+    /// entries before it found first, later ones in the stripes, one
+    /// settle's conflicts in the calls' order across both, walks that see
+    /// each entry once.
+    #[test]
+    fn an_nc_moved_to_stripes_keeps_its_entries_first() {
+        let log = ConflictLog::try_new().unwrap();
+        let sink = ConflictSink::new(&log, usize::MAX, 0);
+        let nc = shard(usize::MAX, usize::MAX);
+        let intern = |name: &str, id: u64| {
+            let key = Key::with_id(name.as_bytes(), id, IdSource::Caller);
+            nc.intern(key, sink).unwrap()
+        };
+        assert_eq!(intern("first", 1), (1, Registered::Inserted));
+        nc.move_to_stripes(&nc.raw.write());
+        assert!(nc.stripes.get().is_some());
+        // A moved NC moves no more, and its first shard takes no entry.
+        let before = nc.raw.len();
+        for i in 2..200 {
+            assert_eq!(intern(&format!("name {i}"), i), (i, Registered::Inserted));
+        }
+        assert_eq!(nc.raw.len(), before);
+        assert_eq!(intern("first", 1), (1, Registered::AlreadyPresent));
+        assert_eq!(intern("other", 1), (1, Registered::Conflict));
+        assert_eq!(intern("again", 7), (7, Registered::Conflict));
+        nc.settle(sink);
+        assert_eq!(nc.stats().entries, 199);
+        assert_eq!(nc.resolve(1, <[u8]>::to_vec).unwrap(), b"first");
+        assert_eq!(nc.resolve(7, <[u8]>::to_vec).unwrap(), b"name 7");
+        let mut seen = Vec::new();
+        let end = nc.walk(0, |id, _| seen.push(id)).unwrap();
+        seen.sort_unstable();
+        assert_eq!(seen, (1..200).collect::<Vec<_>>());
+        assert!(end >= STRIPED_WALK);
+        assert_eq!(nc.walk(end, |_, _| unreachable!()), Some(end));
+        let mut rejected = Vec::new();
+        log.for_each(|conflict| rejected.push(conflict.rejected.to_vec()));
+        assert_eq!(rejected, [b"other".to_vec(), b"again".to_vec()]);
+    }
+
+    #[test]
+    fn an_nc_with_a_limit_or_closed_never_moves() {
+        for (cap, slabs) in [(1 << 20, usize::MAX), (usize::MAX, 1000)] {
+            let nc = shard(cap, slabs);
+            nc.move_to_stripes(&nc.raw.write());
+            assert!(nc.stripes.get().is_none());
+        }
+        let nc = shard(usize::MAX, usize::MAX);
+        nc.set_open(false);
+        nc.move_to_stripes(&nc.raw.write());
+        assert!(nc.stripes.get().is_none());
+        nc.set_open(true);
+        nc.move_to_stripes(&nc.raw.write());
+        assert!(nc.stripes.get().is_some());
+        nc.set_open(false);
+        assert!(!nc.is_open());
+        let log = ConflictLog::try_new().unwrap();
+        let key = Key::hashed(b"late", crate::ID_MASK);
+        assert_eq!(
+            nc.intern(key, ConflictSink::new(&log, usize::MAX, 0)),
+            Err(Refusal::Closed)
+        );
+    }
 }

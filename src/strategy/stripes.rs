@@ -1,6 +1,7 @@
-//! Interning into an NC's stripes (`raw::optimistic::striped`): the
-//! striped strategy's whole NC, and the optimistic strategy's once its
-//! NC met contention, after a frozen shard whose entries come first.
+//! Interning into an NC's stripes (`raw::optimistic::striped`), once the
+//! optimistic shard moved to them (when a miss met contention; the
+//! striped strategy's after eight entries), after the frozen first shard,
+//! whose entries come first.
 
 use super::admission::compare;
 use super::shard::{ConflictSink, IdSource, Interned, Key, Refusal};
@@ -110,7 +111,9 @@ impl<'a> Stripes<'a> {
     /// published, the lock released, and the NC settled again: the
     /// caller's record is taken (numbered before that settle's bound), and
     /// a concurrent one of the id with a smaller number wins over it, as it
-    /// may.
+    /// may. `OutOfMemory` if a settle cannot allocate: before the append
+    /// nothing is stored; after it, the string is stored (the next settle
+    /// takes it) and the outcome is what could not be read.
     fn intern_exact(&self, key: Key<'_>, hash: u64, conflicts: ConflictSink<'_>) -> Interned {
         let id = key.id()?;
         let mut stripe = self.stripes.write(hash);
