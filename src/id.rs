@@ -48,10 +48,7 @@ fn sip13(bytes: &[u8]) -> u64 {
     let mut v = SIP_INIT;
     let mut words = bytes.chunks_exact(8);
     for word in &mut words {
-        let m = u64::from_le_bytes(word.try_into().expect("8 bytes"));
-        v[3] ^= m;
-        v = sip_round(v);
-        v[0] ^= m;
+        v = sip_compress(v, u64::from_le_bytes(word.try_into().expect("8 bytes")));
     }
     let rest = words.remainder();
     // The rest, the 0xFF terminator, and the length's low byte on top; a
@@ -59,21 +56,10 @@ fn sip13(bytes: &[u8]) -> u64 {
     // takes one more word of its own.
     let mut tail = short_word(rest) | 0xFF << (8 * rest.len());
     if rest.len() == 7 {
-        v[3] ^= tail;
-        v = sip_round(v);
-        v[0] ^= tail;
+        v = sip_compress(v, tail);
         tail = 0;
     }
-    let total = bytes.len() + 1;
-    let last = tail | ((total as u64 & 0xff) << 56);
-    v[3] ^= last;
-    v = sip_round(v);
-    v[0] ^= last;
-    v[2] ^= 0xff;
-    v = sip_round(v);
-    v = sip_round(v);
-    v = sip_round(v);
-    v[0] ^ v[1] ^ v[2] ^ v[3]
+    sip_finish(v, tail, bytes.len() + 1)
 }
 
 /// The little-endian word of `bytes` (at most 7), zero above them: two
@@ -124,17 +110,26 @@ const fn sip13_str(bytes: &[u8]) -> u64 {
     let full_blocks = total / 8;
     let mut block = 0;
     while block < full_blocks {
-        let m = message_word(bytes, block * 8);
-        v[3] ^= m;
-        v = sip_round(v);
-        v[0] ^= m;
+        v = sip_compress(v, message_word(bytes, block * 8));
         block += 1;
     }
-    // The last word: the tail bytes, then the length's low byte on top.
-    let tail = message_word(bytes, full_blocks * 8) | ((total as u64 & 0xff) << 56);
-    v[3] ^= tail;
+    sip_finish(v, message_word(bytes, full_blocks * 8), total)
+}
+
+/// One message word into the state: SipHash-1-3's one compression round.
+#[inline(always)]
+const fn sip_compress(mut v: [u64; 4], m: u64) -> [u64; 4] {
+    v[3] ^= m;
     v = sip_round(v);
-    v[0] ^= tail;
+    v[0] ^= m;
+    v
+}
+
+/// The last word (`tail`, the message's last bytes, zero above them) with
+/// the length `total`'s low byte on top, then the three finishing rounds.
+#[inline(always)]
+const fn sip_finish(mut v: [u64; 4], tail: u64, total: usize) -> u64 {
+    v = sip_compress(v, tail | ((total as u64 & 0xff) << 56));
     v[2] ^= 0xff;
     v = sip_round(v);
     v = sip_round(v);
