@@ -188,7 +188,8 @@ impl StripedShard {
 
     /// The entry holding exactly `bytes` (of hash `hash`, by this
     /// shard's seed) in their stripe, found lock-free as
-    /// [`find_open`](Self::find_open) finds it, open or closed.
+    /// [`RawShard::find_by_hash`] finds it (it may miss one inserted
+    /// concurrently, never returns a wrong one), open or closed.
     #[inline]
     pub(crate) fn find_by_hash(&self, hash: u64, bytes: &[u8]) -> Option<Entry<'_>> {
         self.stripe(hash).find_by_hash(hash, bytes)
