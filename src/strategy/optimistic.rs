@@ -19,7 +19,9 @@ use super::shard::{
 };
 use super::stripes::Stripes;
 use super::{Registered, Strategy};
-use crate::raw::{AppendError, ByBytes, OnceBox, RawShard, StripedShard, WriteGuard, MAX_SLABS};
+use crate::raw::{
+    AppendError, ByBytes, Entry, OnceBox, Probe, RawShard, StripedShard, WriteGuard, MAX_SLABS,
+};
 
 /// Walk positions from here on are the stripes' (this less it), once
 /// an NC moved to stripes; below it, the frozen shard's log positions
@@ -339,13 +341,12 @@ impl<const STRIPED_AFTER: usize> FastPath for OptimisticShard<STRIPED_AFTER> {
         if !self.raw.is_open() {
             return Err(None);
         }
-        match self.raw.find_hashed(bytes) {
-            Ok(entry) => Ok(entry.id()),
-            Err(hash) => match self.stripes.get() {
-                Some(stripes) => find_in_stripes(stripes, hash, bytes),
-                None => Err(Some(hash)),
-            },
-        }
+        self.raw
+            .find_hashed(bytes, |hash, probe| {
+                find_in_stripes(self.stripes.get()?, hash, probe)
+            })
+            .map(|entry| entry.id())
+            .map_err(Some)
     }
 
     /// Pipelined: the lookups' cache misses overlap (`find_ids_by_bytes`).
@@ -472,14 +473,16 @@ fn intern_miss<const STRIPED_AFTER: usize>(
 }
 
 /// [`find_hit`](FastPath::find_hit) in the NC's stripes, after its frozen
-/// shard missed `bytes` (of hash `hash`): out of line, so that the hit
+/// shard missed the name of `probe` (of hash `hash`; a mid-sized name's
+/// chunks are computed once for both probes): out of line, so that the hit
 /// path of an NC that never moved stays as small as it was.
 #[inline(never)]
-fn find_in_stripes(stripes: &StripedShard, hash: u64, bytes: &[u8]) -> Result<u64, Option<u64>> {
-    stripes
-        .find_by_hash(hash, bytes)
-        .map(|entry| entry.id())
-        .ok_or(Some(hash))
+fn find_in_stripes<'s>(
+    stripes: &'s StripedShard,
+    hash: u64,
+    probe: Probe<'_>,
+) -> Option<Entry<'s>> {
+    stripes.find_probed(hash, probe)
 }
 
 /// [`Stripes::intern`], out of line: inlined, its code pushed SipHash and

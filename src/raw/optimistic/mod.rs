@@ -28,5 +28,5 @@ mod witness;
 
 pub(crate) use self::log::{AppendError, MAX_SLABS};
 pub(crate) use self::record::Entry;
-pub(crate) use self::shard::{ByBytes, RawShard, WriteGuard};
+pub(crate) use self::shard::{ByBytes, Probe, RawShard, WriteGuard};
 pub(crate) use self::striped::{Place, StripedShard};

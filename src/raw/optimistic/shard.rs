@@ -39,7 +39,7 @@ use super::table::{Table, Vacancy};
 use crate::raw::alloc::{try_box, AllocError};
 use crate::raw::bytes::{
     bytes_eq, eq_mid, hash_bytes, hash_id, hash_mid, mid_name, prefetch, prefetch_span, HashSeed,
-    CACHE_LINE,
+    MidName, CACHE_LINE,
 };
 use crate::raw::sizes::READ_LAG;
 use crate::sync::{
@@ -180,16 +180,44 @@ impl RawShard {
     /// never returns a wrong one.
     #[cfg(test)]
     pub(crate) fn find_by_bytes(&self, bytes: &[u8]) -> Option<Entry<'_>> {
-        self.find_hashed(bytes).ok()
+        self.find_hashed(bytes, |_, _| None).ok()
     }
 
-    /// [`find_by_bytes`](Self::find_by_bytes), or, if it misses, the bytes'
-    /// hash ([`bytes_hash`](Self::bytes_hash)) for the insert. A name of 17
-    /// to 64 bytes is hashed and compared from one computation of its
-    /// chunks ([`mid_name`]).
-    #[inline]
-    pub(crate) fn find_hashed(&self, bytes: &[u8]) -> Result<Entry<'_>, u64> {
-        find_hashed_in(self.hot.seed, bytes, |_| self)
+    /// [`find_by_bytes`](Self::find_by_bytes), and if it misses, whatever
+    /// `then` finds from the bytes' hash and [`Probe`] (the NC's stripes,
+    /// made after this shard and placing by its seed:
+    /// [`StripedShard::find_probed`](super::striped::StripedShard::find_probed));
+    /// if that misses too, the bytes' hash
+    /// ([`bytes_hash`](Self::bytes_hash)) for the insert. A name of 17 to 64
+    /// bytes is hashed and compared from one computation of its chunks
+    /// ([`mid_name`]), for both probes.
+    #[inline(always)]
+    pub(crate) fn find_hashed<'s>(
+        &'s self,
+        bytes: &[u8],
+        then: impl FnOnce(u64, Probe<'_>) -> Option<Entry<'s>>,
+    ) -> Result<Entry<'s>, u64> {
+        let seed = self.hot.seed;
+        let Some(name) = mid_name(bytes) else {
+            let hash = hash_bytes(bytes, seed);
+            return self
+                .find_by_hash(hash, bytes)
+                .or_else(|| then(hash, Probe::Bytes(bytes)))
+                .ok_or(hash);
+        };
+        let hash = hash_mid(name, seed);
+        self.find_where(hash, |stored| eq_mid(stored, name))
+            .or_else(|| then(hash, Probe::Mid(name)))
+            .ok_or(hash)
+    }
+
+    /// The first entry under `hash` that holds the name of `probe`.
+    #[inline(always)]
+    pub(crate) fn find_probed(&self, hash: u64, probe: Probe<'_>) -> Option<Entry<'_>> {
+        match probe {
+            Probe::Mid(name) => self.find_where(hash, |stored| eq_mid(stored, name)),
+            Probe::Bytes(bytes) => self.find_by_hash(hash, bytes),
+        }
     }
 
     /// [`find_by_bytes`](Self::find_by_bytes) with the bytes' hash
@@ -557,23 +585,13 @@ impl RawShard {
     }
 }
 
-/// [`RawShard::find_hashed`] in the shard that `pick` chooses by the
-/// bytes' hash (of `seed`, which every shard it may choose places by): the
-/// shard itself, or a stripe ([`striped`](super::striped)).
-#[inline(always)]
-pub(super) fn find_hashed_in<'s>(
-    seed: HashSeed,
-    bytes: &[u8],
-    pick: impl FnOnce(u64) -> &'s RawShard,
-) -> Result<Entry<'s>, u64> {
-    let Some(name) = mid_name(bytes) else {
-        let hash = hash_bytes(bytes, seed);
-        return pick(hash).find_by_hash(hash, bytes).ok_or(hash);
-    };
-    let hash = hash_mid(name, seed);
-    pick(hash)
-        .find_where(hash, |stored| eq_mid(stored, name))
-        .ok_or(hash)
+/// A name as a lock-free probe compares it ([`RawShard::find_hashed`]): a
+/// name of 17 to 64 bytes by its chunks ([`mid_name`]), computed once for
+/// every shard probed, any other by its bytes.
+#[derive(Clone, Copy)]
+pub(crate) enum Probe<'a> {
+    Mid(MidName<'a>),
+    Bytes(&'a [u8]),
 }
 
 impl Drop for RawShard {

@@ -40,7 +40,7 @@ use hashbrown::HashMap;
 
 use super::log::{AppendError, Ref};
 use super::record::Entry;
-use super::shard::{ByBytes, RawShard, WriteGuard};
+use super::shard::{ByBytes, Probe, RawShard, WriteGuard};
 use crate::raw::alloc::AllocError;
 use crate::raw::bytes::HashSeed;
 use crate::sync::{self, AtomicU32, Ordering, RwLock};
@@ -193,6 +193,12 @@ impl StripedShard {
     #[inline]
     pub(crate) fn find_by_hash(&self, hash: u64, bytes: &[u8]) -> Option<Entry<'_>> {
         self.stripe(hash).find_by_hash(hash, bytes)
+    }
+
+    /// [`find_by_hash`](Self::find_by_hash) of the name of `probe`.
+    #[inline]
+    pub(crate) fn find_probed(&self, hash: u64, probe: Probe<'_>) -> Option<Entry<'_>> {
+        self.stripe(hash).find_probed(hash, probe)
     }
 
     /// Opens or closes every stripe, each under its writer lock.
