@@ -96,6 +96,17 @@ pub(crate) fn acquire_unpoisoned<G>(
     try_acquire().unwrap_or_else(|| crate::contention::blocked(acquire))
 }
 
+/// The mutex if no thread holds it, recovering it from poisoning (see
+/// [`read`]); `None` if one does.
+#[inline]
+pub(crate) fn try_lock<T>(mutex: &Mutex<T>) -> Option<MutexGuard<'_, T>> {
+    match mutex.try_lock() {
+        Ok(guard) => Some(guard),
+        Err(std::sync::TryLockError::Poisoned(poisoned)) => Some(poisoned.into_inner()),
+        Err(std::sync::TryLockError::WouldBlock) => None,
+    }
+}
+
 /// Takes a mutex, recovering from poisoning (see [`read`]). A held mutex
 /// is tried again [`SPIN_TRIES`] times before the thread blocks, the
 /// spin-loop hints between tries doubling from 1 to [`MAX_BACKOFF`].
@@ -120,10 +131,8 @@ pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
                         spin_loop();
                     }
                     hints = (hints * 2).min(MAX_BACKOFF);
-                    match mutex.try_lock() {
-                        Ok(guard) => return Ok(guard),
-                        Err(std::sync::TryLockError::Poisoned(poisoned)) => return Err(poisoned),
-                        Err(std::sync::TryLockError::WouldBlock) => {}
+                    if let Some(guard) = try_lock(mutex) {
+                        return Ok(guard);
                     }
                 }
             }

@@ -526,12 +526,7 @@ impl RawShard {
     /// moves an NC to stripes.
     #[inline]
     pub(crate) fn try_write(&self) -> Option<WriteGuard<'_>> {
-        let writer = match self.writer.try_lock() {
-            Ok(writer) => writer,
-            Err(std::sync::TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
-            Err(std::sync::TryLockError::WouldBlock) => return None,
-        };
-        Some(WriteGuard {
+        sync::try_lock(&self.writer).map(|writer| WriteGuard {
             shard: self,
             writer,
         })
