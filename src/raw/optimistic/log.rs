@@ -3,12 +3,14 @@
 //!
 //! # Layout
 //!
-//! Records ([`record`]) are bump-allocated, packed with no
-//! padding, from slabs: one `bumpalo::Bump` each, of [`SLAB_BYTES`] made at
-//! once and never grown (its allocation limit is what it holds, so no chunk
-//! ever doubles); a full slab is followed by a new `Bump`, and a record
-//! larger than a slab gets a `Bump` of its own. `bumpalo` bumps downwards,
-//! so a slab's newest record is its lowest: a record is named by its slab
+//! Records ([`record`]) are packed with no padding into slabs: one
+//! `bumpalo::Bump` each, of [`SLAB_BYTES`] made at once, never grown (its
+//! allocation limit is what it holds, so no chunk ever doubles) and asked
+//! once, for all of them, when the slab opens; a full slab is followed by a
+//! new one, and a record larger than a slab gets one of its own. Records
+//! are placed downwards from the slab's top, by the depth the writer keeps,
+//! so an append calls nothing and a slab's newest record is its lowest: a
+//! record is named by its slab
 //! and the distance from the slab's top down to its start (a [`Ref`],
 //! `slab << 14 | distance`, 32 bits), and so is a log position: the slab
 //! and how far down it the records read reach (its low-water mark). A walk
@@ -114,8 +116,9 @@ impl Ref {
     }
 }
 
-/// A slab's entry in the directory: its top (the end of its first record;
-/// for a record larger than a slab, [`SLAB_BYTES`] above its start), the
+/// A slab's entry in the directory: its top ([`SLAB_BYTES`] above the start
+/// of its bytes, the end of its first record but for a record larger than
+/// a slab, which ends above it), the
 /// depth of its low-water mark, and in loom builds the link to its
 /// witnesses (see `witness`; nothing in other builds).
 struct SlabEntry {
@@ -243,7 +246,9 @@ impl<'l> Slabs<'l> {
 
 /// A slab, owned by the writer.
 struct Slab {
-    /// Holds the slab's one chunk (its allocation limit keeps it to one).
+    /// Owns the slab's bytes, its one chunk (its allocation limit keeps it
+    /// to one), which it frees when dropped. Never read.
+    #[allow(dead_code)]
     bump: Bump,
     /// Empty outside loom builds. Never read here: held for the directory
     /// entries that link to it.
@@ -259,8 +264,9 @@ pub(crate) struct LogWriter {
     dir: Option<SlabDir>,
     /// Directories replaced by bigger ones; readers may still hold them.
     retired_dirs: Vec<SlabDir>,
-    /// The depth of the newest slab's low-water mark, if it has room left.
-    tail: Option<usize>,
+    /// The newest slab's top and the depth of its low-water mark, if it has
+    /// room left.
+    tail: Option<Tail>,
     /// The most slabs the log may have, at most [`MAX_SLABS`].
     slab_limit: usize,
 }
@@ -275,6 +281,15 @@ impl Default for LogWriter {
             slab_limit: MAX_SLABS,
         }
     }
+}
+
+/// Where the next record goes: [`SLAB_BYTES`] of the newest slab's bytes
+/// lie below `top`, the slab's top (its directory entry's), of which the
+/// top `depth` hold records.
+#[derive(Clone, Copy)]
+struct Tail {
+    top: NonNull<u8>,
+    depth: usize,
 }
 
 impl LogWriter {
@@ -293,7 +308,8 @@ impl LogWriter {
 
 // SAFETY: the directories are blocks of atomics shared with readers by the
 // module's protocol; the writer only owns the right to free them, which it
-// does when dropped, when no reader can hold them.
+// does when dropped, when no reader can hold them. Its tail's top points
+// into a slab it owns, written only through `&mut` access to it.
 unsafe impl Send for LogWriter {}
 
 /// One shard's log.
@@ -421,38 +437,28 @@ impl Log {
         number: Option<u32>,
     ) -> Result<Ref, AppendError> {
         let size = record::record_size(id, bytes.len(), number.is_some()).ok_or(AllocError)?;
-        let layout = Layout::from_size_align(size, 1).map_err(|_| AllocError)?;
-        let (slab, used) = match writer.tail {
-            Some(used) if size <= SLAB_BYTES - used => (writer.slabs.len() - 1, used),
-            _ => (self.new_slab(writer, size)?, 0),
+        let (slab, Tail { top, depth: used }) = match writer.tail {
+            Some(tail) if size <= SLAB_BYTES - tail.depth => (writer.slabs.len() - 1, tail),
+            _ => self.new_slab(writer, size)?,
         };
-        // Below the slab's newest record: records are packed, downwards.
-        let start = writer.slabs[slab]
-            .bump
-            .try_alloc_layout(layout)
-            .map_err(|_| AllocError)?;
         let dir = writer.dir.expect("a slab was made, so a directory exists");
         let entry = &dir.slabs()[slab];
-        // A record larger than a slab is its slab's only one: it sits a
-        // slab's bytes below its slab's top, as deep as a full slab's last.
+        // Below the slab's newest record: records are packed, downwards. A
+        // record larger than a slab is its slab's only one: it sits a slab's
+        // bytes below its slab's top, as deep as a full slab's last.
         let depth = (used + size).min(SLAB_BYTES);
-        if used == 0 {
-            // SAFETY: `depth` is at most `size`: the top is within the
-            // record, or just past its end. Relaxed: a reader reaches it
-            // only through a record published later with release.
-            let top = unsafe { start.as_ptr().add(depth) };
-            entry.top.store(top, Ordering::Relaxed);
-        }
-        debug_assert_eq!(
-            entry.top.load(Ordering::Relaxed).wrapping_sub(depth),
-            start.as_ptr()
-        );
-        // SAFETY: the arena handed out `size` bytes at `start`, unpublished,
-        // so no reader looks at them.
+        // SAFETY: `depth <= SLAB_BYTES`, and the slab's bytes begin
+        // `SLAB_BYTES` below its top (`new_slab`).
+        let start = unsafe { NonNull::new_unchecked(top.as_ptr().sub(depth)) };
+        debug_assert_eq!(entry.top.load(Ordering::Relaxed), top.as_ptr());
+        // SAFETY: the slab's `size` bytes at `start` are its own (`used +
+        // size <= SLAB_BYTES`, or the record is the only one of a slab of
+        // `size` bytes) and below every record appended before (packed
+        // downwards from the top), unpublished, so no reader looks at them.
         unsafe { record::write(start, id, bytes, number) };
         entry.witnesses.wrote(depth - 1);
         entry.used.store(depth, Ordering::Relaxed);
-        writer.tail = (depth < SLAB_BYTES).then_some(depth);
+        writer.tail = (depth < SLAB_BYTES).then_some(Tail { top, depth });
         Ok(Ref::new(slab, depth))
     }
 
@@ -461,16 +467,17 @@ impl Log {
     pub(crate) fn publish(&self, writer: &LogWriter) {
         let last = writer.slabs.len() - 1;
         let end = match writer.tail {
-            Some(depth) => Ref::new(last, depth),
+            Some(Tail { depth, .. }) => Ref::new(last, depth),
             None => Ref::new(last + 1, 0),
         };
         self.published.store(end.0, Ordering::Release);
     }
 
     /// Opens a new slab for a record of `size` bytes (of [`SLAB_BYTES`], or
-    /// of `size` if larger), closing the current one. Refuses if memory ran
-    /// out or the log has as many slabs as its writer allows.
-    fn new_slab(&self, writer: &mut LogWriter, size: usize) -> Result<usize, AppendError> {
+    /// of `size` if larger), closing the current one, and returns it with
+    /// its empty tail. Refuses if memory ran out or the log has as many
+    /// slabs as its writer allows.
+    fn new_slab(&self, writer: &mut LogWriter, size: usize) -> Result<(usize, Tail), AppendError> {
         let slab = writer.slabs.len();
         if slab >= writer.slab_limit {
             return Err(AppendError::Full);
@@ -480,9 +487,17 @@ impl Log {
         // The arena first: it frees itself if the directory below is
         // refused, where a directory (plain memory, freed only by hand)
         // made first would leak when the arena is refused.
-        let bump = Bump::try_with_capacity(size.max(SLAB_BYTES)).map_err(|_| AllocError)?;
+        let bytes = size.max(SLAB_BYTES);
+        let bump = Bump::try_with_capacity(bytes).map_err(|_| AllocError)?;
         // One chunk: a slab never grows (nor doubles) in place.
         bump.set_allocation_limit(Some(bump.allocated_bytes()));
+        // The slab's bytes, handed out once: appends place records in them
+        // by depth below the top, with no call into the arena.
+        let layout = Layout::from_size_align(bytes, 1).map_err(|_| AllocError)?;
+        let start = bump.try_alloc_layout(layout).map_err(|_| AllocError)?;
+        // SAFETY: `SLAB_BYTES <= bytes`: the top is within the slab's bytes
+        // or just past their end.
+        let top = unsafe { NonNull::new_unchecked(start.as_ptr().add(SLAB_BYTES)) };
         let capacity = writer.dir.map_or(0, |d| d.slabs().len());
         let new_dir = if slab == capacity {
             Some(SlabDir::try_new((capacity * 2).max(4)).ok_or(AllocError)?)
@@ -508,10 +523,12 @@ impl Log {
         let entry = &dir.slabs()[slab];
         let witnesses = Witnesses::new();
         entry.witnesses.set(&witnesses);
-        // Its top is stored with its first record.
+        // Relaxed: a reader reaches it only through a record of the slab,
+        // published later with release.
+        entry.top.store(top.as_ptr(), Ordering::Relaxed);
         writer.slabs.push(Slab { bump, witnesses });
         writer.tail = None;
-        Ok(slab)
+        Ok((slab, Tail { top, depth: 0 }))
     }
 }
 
