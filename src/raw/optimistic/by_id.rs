@@ -27,7 +27,7 @@
 //! walk of the log in address order, the shadowed entries left out.
 
 use super::id_table::{IdTable, BATCH};
-use super::log::{Log, Ref};
+use super::log::{Log, LogEnd, Ref};
 use crate::raw::alloc::AllocError;
 use crate::raw::bytes_eq;
 use crate::sync::{self, AtomicBool, AtomicU32, Ordering, RwLock};
@@ -79,12 +79,13 @@ impl IdSide {
     pub(super) fn settle(
         &self,
         log: &Log,
+        end: &LogEnd,
         appended: impl Fn() -> usize,
         hash_of: impl Fn(u64) -> u64,
         conflict: impl FnMut(u64, &[u8], &[u8]),
     ) -> Result<(), AllocError> {
         let mut map = sync::write(&self.map);
-        let settled = map.settle(log, appended, hash_of, conflict);
+        let settled = map.settle(log, end, appended, hash_of, conflict);
         // Under the exclusive lock: no other settle stores meanwhile.
         if !map.shadowed.is_empty() {
             // Relaxed: published by the end's release store below, which
@@ -208,11 +209,12 @@ impl IdMap {
     pub(super) fn settle(
         &mut self,
         log: &Log,
+        end: &LogEnd,
         appended: impl Fn() -> usize,
         hash_of: impl Fn(u64) -> u64,
         conflict: impl FnMut(u64, &[u8], &[u8]),
     ) -> Result<(), AllocError> {
-        let end = log.end();
+        let end = end.load();
         if end == self.synced {
             return Ok(());
         }
@@ -354,7 +356,13 @@ impl IdMap {
     /// holds a prefix of the log, each id under its earliest entry, so
     /// nothing appended since can change what it finds; `None` says only
     /// that the map lacks the id.
-    pub(super) fn find_mapped(lock: &RwLock<IdMap>, log: &Log, id: u64, hash: u64) -> Option<Ref> {
+    pub(super) fn find_mapped(
+        lock: &RwLock<IdMap>,
+        log: &Log,
+        _: &LogEnd,
+        id: u64,
+        hash: u64,
+    ) -> Option<Ref> {
         sync::read(lock).get(log, id, hash)
     }
 
@@ -363,7 +371,13 @@ impl IdMap {
     /// released, among the entries appended since the map was last
     /// settled, walked as a snapshot walks them, keeping the earliest.
     /// Finds every entry published before the call.
-    pub(super) fn find_shared(lock: &RwLock<IdMap>, log: &Log, id: u64, hash: u64) -> Option<Ref> {
+    pub(super) fn find_shared(
+        lock: &RwLock<IdMap>,
+        log: &Log,
+        end: &LogEnd,
+        id: u64,
+        hash: u64,
+    ) -> Option<Ref> {
         let map = sync::read(lock);
         if let Some(at) = map.get(log, id, hash) {
             return Some(at);
@@ -371,7 +385,7 @@ impl IdMap {
         let from = map.synced;
         drop(map);
         let mut found: Option<Ref> = None;
-        log.walk_from(from, |at, entry| {
+        log.walk_between(from, end.load(), |at, entry| {
             if entry.id() == id && found.is_none_or(|first| at < first) {
                 found = Some(at);
             }

@@ -316,8 +316,40 @@ unsafe impl Send for LogWriter {}
 pub(crate) struct Log {
     /// The first entry of the current directory (owned by the writer).
     dir: AtomicPtr<SlabEntry>,
-    /// The position after the last published record.
+}
+
+/// A log's published end: the position after its last published record.
+/// Apart from the [`Log`], which hits read: every append stores it, and
+/// the shard keeps it off the line that hits read (`shard.rs`, `Hot`).
+pub(crate) struct LogEnd {
     published: AtomicU32,
+}
+
+impl LogEnd {
+    /// The end of an empty log.
+    pub(crate) fn new() -> LogEnd {
+        LogEnd {
+            published: AtomicU32::new(0),
+        }
+    }
+
+    /// The position after the last published record (acquire: every record
+    /// before it is visible).
+    #[inline]
+    pub(crate) fn load(&self) -> Ref {
+        Ref(self.published.load(Ordering::Acquire))
+    }
+
+    /// Publishes every record `writer` appended to walks (release).
+    #[inline]
+    pub(crate) fn publish(&self, writer: &LogWriter) {
+        let last = writer.slabs.len() - 1;
+        let end = match writer.tail {
+            Some(Tail { depth, .. }) => Ref::new(last, depth),
+            None => Ref::new(last + 1, 0),
+        };
+        self.published.store(end.0, Ordering::Release);
+    }
 }
 
 impl Log {
@@ -325,7 +357,6 @@ impl Log {
     pub(crate) fn new() -> Log {
         Log {
             dir: AtomicPtr::new(core::ptr::null_mut()),
-            published: AtomicU32::new(0),
         }
     }
 
@@ -362,27 +393,12 @@ impl Log {
         })
     }
 
-    /// The position after the last published record (acquire: every record
-    /// before it is visible).
-    #[inline]
-    pub(crate) fn end(&self) -> Ref {
-        Ref(self.published.load(Ordering::Acquire))
-    }
-
-    /// Calls `f` on every record from position `from` to the published end,
-    /// and returns the end: slab by slab in insertion order, newest first
-    /// within a slab (a slab is read from its low-water mark up). `from`
-    /// must be a position this log returned (or the default, its start).
-    pub(crate) fn walk_from(&self, from: Ref, f: impl FnMut(Ref, Entry<'_>)) -> Ref {
-        let end = self.end();
-        self.walk_between(from, end, f);
-        end
-    }
-
-    /// Calls `f` on every record from position `from` to position `end`,
-    /// as [`walk_from`](Self::walk_from) does: `end` is a position this log
-    /// returned (its [`end`](Self::end), loaded with acquire, by this
-    /// thread or one it synchronised with since), at or after `from`.
+    /// Calls `f` on every record from position `from` to position `end`:
+    /// slab by slab in insertion order, newest first within a slab (a slab
+    /// is read from its low-water mark up). `from` is a position this log
+    /// returned (or the default, its start), and `end` its published end
+    /// ([`LogEnd::load`], with acquire, by this thread or one it
+    /// synchronised with since), at or after `from`.
     pub(crate) fn walk_between(&self, from: Ref, end: Ref, mut f: impl FnMut(Ref, Entry<'_>)) {
         debug_assert!(from <= end);
         let Some(dir) = self.dir() else {
@@ -460,17 +476,6 @@ impl Log {
         entry.used.store(depth, Ordering::Relaxed);
         writer.tail = (depth < SLAB_BYTES).then_some(Tail { top, depth });
         Ok(Ref::new(slab, depth))
-    }
-
-    /// Publishes every appended record to walks (release).
-    #[inline]
-    pub(crate) fn publish(&self, writer: &LogWriter) {
-        let last = writer.slabs.len() - 1;
-        let end = match writer.tail {
-            Some(Tail { depth, .. }) => Ref::new(last, depth),
-            None => Ref::new(last + 1, 0),
-        };
-        self.published.store(end.0, Ordering::Release);
     }
 
     /// Opens a new slab for a record of `size` bytes (of [`SLAB_BYTES`], or

@@ -33,7 +33,7 @@ use core::ptr;
 
 use super::blocks::TableWriter;
 use super::by_id::{IdMap, IdSide};
-use super::log::{AppendError, Log, LogWriter, Ref, MAX_SLABS};
+use super::log::{AppendError, Log, LogEnd, LogWriter, Ref, MAX_SLABS};
 use super::record::Entry;
 use super::table::{Table, Vacancy};
 use crate::raw::alloc::{try_box, AllocError};
@@ -46,9 +46,12 @@ use crate::sync::{
     self, AtomicBool, AtomicPtr, AtomicU32, AtomicUsize, Mutex, MutexGuard, Ordering, RwLock,
 };
 
-/// What every hit reads, one cache line that misses write to publish their
-/// entry (the log's end), to grow the table (once per several splits) and
-/// to open or close; and the by-id side's pointer, written once. It is the
+/// What every hit reads, one cache line that the writer writes only to grow
+/// the table (once per several splits), to open a slab directory and to
+/// open or close; and the by-id side's pointer, written once. The log's
+/// end, which every append stores, lives on the writer's line
+/// ([`RawShard`]'s `end`), so that a reader on another core keeps this
+/// line while a writer appends. It is the
 /// shard's first field (`repr(C)`), and the NC's context, which opens with
 /// the shard, is line-aligned (`crate::nc::NcContext`), so it is a line of
 /// its own there. Not aligned itself: that would round the shard up to two
@@ -62,6 +65,10 @@ struct Hot {
     /// The by-id map and its lock, owned (`Box::into_raw`), made before the
     /// first entry is published, freed by drop: null until then.
     ids: AtomicPtr<IdSide>,
+    /// The capacity [`try_new`](RawShard::try_new) was given (at most
+    /// `u32::MAX`, which an index holds). Never written after; a whole word,
+    /// which fills the line.
+    capacity: usize,
 }
 
 // One line. (Loom's atomics are larger.)
@@ -81,13 +88,13 @@ pub(crate) struct RawShard {
     hot: Hot,
     writer: Mutex<Option<Box<Writer>>>,
     /// Entries appended: 32 bits (a log of [`MAX_SLABS`] slabs holds
-    /// fewer records), so that it and `capacity` share a word and the
+    /// fewer records), so that it and the log's end share a word and the
     /// optimistic strategy's shard, with its stripes' pointer, still fits
     /// its NC's two lines.
     entries: AtomicU32,
-    /// The capacity [`try_new`](Self::try_new) was given, which an index
-    /// that accepted it holds in 32 bits.
-    capacity: u32,
+    /// The log's published end, which every append stores: on the writer's
+    /// line (the lock's, the counts'), not on the line hits read.
+    end: LogEnd,
     bytes: AtomicUsize,
     /// The NC's cap on bytes of string data, which the strategy checks. Kept
     /// here: the shard and its NC's conflict log still fit two lines.
@@ -122,7 +129,7 @@ impl RawShard {
     ) -> Result<Self, AllocError> {
         // An index refuses more (`init`, below); with no entries asked
         // for, none is made.
-        let capacity32 = u32::try_from(capacity).map_err(|_| AllocError)?;
+        u32::try_from(capacity).map_err(|_| AllocError)?;
         let shard = RawShard {
             hot: Hot {
                 table: Table::new(),
@@ -130,11 +137,12 @@ impl RawShard {
                 open: AtomicBool::new(true),
                 seed,
                 ids: AtomicPtr::new(core::ptr::null_mut()),
+                capacity,
             },
             writer: Mutex::new(None),
             entries: AtomicU32::new(0),
+            end: LogEnd::new(),
             bytes: AtomicUsize::new(0),
-            capacity: capacity32,
             byte_cap,
         };
         if capacity > 0 || slab_limit < MAX_SLABS {
@@ -442,7 +450,7 @@ impl RawShard {
                 return Ok(());
             }
         }
-        side.settle(log, || self.len(), |id| self.id_hash(id), conflict)
+        side.settle(log, &self.end, || self.len(), |id| self.id_hash(id), conflict)
     }
 
     /// Settles the map, ignoring conflicts, then calls `f` on every entry
@@ -478,11 +486,11 @@ impl RawShard {
     fn find_by_id_with(
         &self,
         id: u64,
-        find: impl FnOnce(&RwLock<IdMap>, &Log, u64, u64) -> Option<Ref>,
+        find: impl FnOnce(&RwLock<IdMap>, &Log, &LogEnd, u64, u64) -> Option<Ref>,
     ) -> Option<Entry<'_>> {
         let log = &self.hot.log;
         let (_, side) = self.published_side()?;
-        let at = find(&side.map, log, id, self.id_hash(id))?;
+        let at = find(&side.map, log, &self.end, id, self.id_hash(id))?;
         // SAFETY: a ref to a published record, acquired through the map's
         // lock or the log's end.
         Some(unsafe { log.entry(at) })
@@ -491,7 +499,7 @@ impl RawShard {
     /// The log's published end (acquire).
     #[inline]
     pub(super) fn log_end(&self) -> Ref {
-        self.hot.log.end()
+        self.end.load()
     }
 
     /// The log's published end (acquire), as the walk position
@@ -555,7 +563,7 @@ impl RawShard {
     /// `&mut self`.
     #[inline]
     fn published_side(&self) -> Option<(Ref, &IdSide)> {
-        let end = self.hot.log.end();
+        let end = self.end.load();
         if end == Ref::default() {
             return None;
         }
@@ -758,7 +766,7 @@ impl<'a> WriteGuard<'a> {
             shard
                 .hot
                 .table
-                .reserve(&mut writer.table, shard.capacity as usize)?;
+                .reserve(&mut writer.table, shard.hot.capacity)?;
         }
         let at = log.append(&mut writer.log, id, bytes, number)?;
         // Under the lock: plain stores, no read-modify-write needed. The
@@ -773,7 +781,7 @@ impl<'a> WriteGuard<'a> {
         // Published to walks before hits can find it: a thread whose intern
         // returned through a hit on this entry may snapshot at once, and
         // the snapshot must hold it (`tests/it/hit_then_snapshot.rs`).
-        log.publish(&writer.log);
+        shard.end.publish(&writer.log);
         if let Some(by) = by_bytes {
             shard
                 .hot
