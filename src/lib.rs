@@ -99,7 +99,7 @@
 //!   reference the others are tested against, answer by answer.
 //! * [`StripedStrategy`] (feature `striped`): the optimistic strategy
 //!   with every NC moved to its stripes after eight entries, contended or
-//!   not: the moved path under every test.
+//!   not: the moved path under every test and loom model.
 //! * [`LockFreeStrategy`] (feature `lock-free`): no lock on any path; an
 //!   insert is a compare-and-swap into an id-keyed table that its inserters
 //!   grow cooperatively.

@@ -385,29 +385,29 @@ fn optimistic_settle_races_a_conflicting_insert() {
 
 /// The striped shard's settle (`src/raw/optimistic/striped.rs`): an
 /// intern that returned before another began is taken no later, across
-/// stripes. Every id is 1. Eight names fill the NC's first shard (the
-/// striped strategy then moves it to stripes); `w` (stripe 0) is interned
-/// next and left unsettled; then `a` (stripe 0) is interned and, once it
-/// has returned (a flag), `b` (stripe 1), racing a reader's settle. The
-/// conflicts must end with `a`'s then `b`'s. A settle that took `b`
-/// without `a` (its bound's load not synchronising with `b`'s numbering,
-/// which `a`'s publication happened before) records them the other way
-/// round.
+/// stripes. Every id is 1. A filler is the NC's first shard's one entry
+/// (the striped strategy, in loom builds, then moves it to stripes); `w`
+/// (stripe 0) is interned next and left unsettled; then `a` (stripe 0) is
+/// interned and, once it has returned (a flag), `b` (stripe 1), racing a
+/// reader's settle. The conflicts must end with `a`'s then `b`'s. A settle
+/// that took `b` without `a` (its bound's load not synchronising with
+/// `b`'s numbering, which `a`'s publication happened before) records them
+/// the other way round.
 #[test]
 fn striped_settle_keeps_the_calls_order_across_stripes() {
     let stripe = |name: &String| (placement(name) >> 32) & 1;
     let zero = names_where("w", 3, 2, |hash| (hash >> 32) & 1 == 0);
     let one = names_where("b", 3, 1, |hash| (hash >> 32) & 1 == 1);
     assert_eq!((stripe(&zero[1]), stripe(&one[0])), (0, 1));
-    // The eight fillers' interns take more than loom's default of 1,000
-    // branches, before any thread is spawned.
+    // The filler's and `w`'s interns, the move between them, take more
+    // than loom's default of 1,000 branches before any thread is spawned.
     let mut model = loom::model::Builder::new();
     model.max_branches = 20_000;
     model.check(move || {
         let db = with_config::<StripedStrategy>(Config::new().ncs(1).narrow_id_mask_for_tests(0));
         let [w, a] = [zero[0].clone(), zero[1].clone()];
         let b = one[0].clone();
-        let fillers: Vec<String> = (0..8).map(|i| format!("f{i}")).collect();
+        let fillers: Vec<String> = (0..1).map(|i| format!("f{i}")).collect();
         for filler in &fillers {
             assert_eq!(db.intern(0, filler), Ok(1));
         }
@@ -436,7 +436,7 @@ fn striped_settle_keeps_the_calls_order_across_stripes() {
         };
         first.join().unwrap();
         let after = second.join().unwrap();
-        assert!(reader.join().unwrap() <= 10);
+        assert!(reader.join().unwrap() <= 3);
         let rejected: Vec<Vec<u8>> = db
             .conflicts()
             .into_iter()
