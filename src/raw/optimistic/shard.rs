@@ -450,7 +450,13 @@ impl RawShard {
                 return Ok(());
             }
         }
-        side.settle(log, &self.end, || self.len(), |id| self.id_hash(id), conflict)
+        side.settle(
+            log,
+            &self.end,
+            || self.len(),
+            |id| self.id_hash(id),
+            conflict,
+        )
     }
 
     /// Settles the map, ignoring conflicts, then calls `f` on every entry
