@@ -206,16 +206,12 @@ impl RawShard {
         then: impl FnOnce(u64, Probe<'_>) -> Option<Entry<'s>>,
     ) -> Result<Entry<'s>, u64> {
         let seed = self.hot.seed;
-        let Some(name) = mid_name(bytes) else {
-            let hash = hash_bytes(bytes, seed);
-            return self
-                .find_by_hash(hash, bytes)
-                .or_else(|| then(hash, Probe::Bytes(bytes)))
-                .ok_or(hash);
+        let (hash, probe) = match mid_name(bytes) {
+            Some(name) => (hash_mid(name, seed), Probe::Mid(name)),
+            None => (hash_bytes(bytes, seed), Probe::Bytes(bytes)),
         };
-        let hash = hash_mid(name, seed);
-        self.find_where(hash, |stored| eq_mid(stored, name))
-            .or_else(|| then(hash, Probe::Mid(name)))
+        self.find_probed(hash, probe)
+            .or_else(|| then(hash, probe))
             .ok_or(hash)
     }
 
