@@ -92,7 +92,7 @@
 //!   and conflicts are found then ([`Strategy::FINDS_CONFLICTS_LAZILY`]).
 //!   Resolving takes a shared lock on that map, never the writer's, and
 //!   settles only for an id the map does not hold yet. An NC whose
-//!   writers meet moves to 16 stripes, each with its own lock; records
+//!   writers meet moves to 64 stripes, each with its own lock; records
 //!   numbered from one NC-wide counter keep first-wins and the
 //!   conflicts' order across them.
 //! * [`RwLockStrategy`]: the reference's protocol, faithfully, and the

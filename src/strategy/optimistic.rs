@@ -10,7 +10,7 @@
 //!
 //! An NC whose writers meet moves to stripes (`stripes.rs`, over
 //! `raw::optimistic::striped`): its first shard frozen, later misses under
-//! one of 16 locks.
+//! one of 64 locks.
 
 use super::admission::{check_cap, compare};
 use super::shard::{
@@ -52,7 +52,7 @@ const STRIPED_WALK: usize = 1 << 32;
 /// shared lock otherwise.
 ///
 /// An NC whose writers meet (a miss finds its writer lock held) moves to
-/// 16 *stripes*, each with its own writer lock, log and by-bytes index,
+/// 64 *stripes*, each with its own writer lock, log and by-bytes index,
 /// picked by bits of the bytes' hash: its entries so far stay where hits
 /// look first, frozen, and later misses take only their stripe's lock.
 /// Each record after the move is numbered from one NC-wide counter, and
