@@ -108,8 +108,8 @@ pub(crate) fn try_lock<T>(mutex: &Mutex<T>) -> Option<MutexGuard<'_, T>> {
 }
 
 /// Takes a mutex, recovering from poisoning (see [`read`]). A held mutex
-/// is tried again [`SPIN_TRIES`] times before the thread blocks, the
-/// spin-loop hints between tries doubling from 1 to [`MAX_BACKOFF`].
+/// is tried again 16 times before the thread blocks, the spin-loop hints
+/// between tries doubling from 1 to 256 (2,303 in all).
 ///
 /// Spinning: hot sections (a miss's insert) are short, but some outlast
 /// `std`'s own spin (a miss whose new slab takes its first page faults),
@@ -120,17 +120,68 @@ pub(crate) fn try_lock<T>(mutex: &Mutex<T>) -> Option<MutexGuard<'_, T>> {
 /// `docs/history.md` ("The writer lock"). Not in loom builds: the retries
 /// would only add interleavings that `lock` already has.
 pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    lock_waiting(
+        mutex,
+        Wait {
+            spins: 16,
+            max_backoff: 256,
+            yields: 0,
+        },
+    )
+}
+
+/// [`lock`] for one of many locks that writers rarely meet on (a moved
+/// NC's stripes): 4 short tries (at most 16 hints apart), then up to 8
+/// [`yield_now`](std::thread::yield_now)s, each followed by a try, before
+/// the thread blocks. A meeting there is rare (about one miss in 100 at
+/// two threads, with 64 stripes), and its holder is most often a thread
+/// that lost its CPU: yielding lets it run (`docs/history.md`, "The
+/// stripe lock yields").
+pub(crate) fn lock_yielding<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    lock_waiting(
+        mutex,
+        Wait {
+            spins: 4,
+            max_backoff: 16,
+            yields: 8,
+        },
+    )
+}
+
+/// How a lock waits for a held mutex before it blocks.
+#[derive(Clone, Copy)]
+struct Wait {
+    /// Tries after spin-loop hints, their count doubling from 1.
+    spins: usize,
+    /// The most hints between two tries.
+    max_backoff: usize,
+    /// Tries after a `yield_now` each, once the spins are spent.
+    yields: usize,
+}
+
+/// Takes `mutex`, waiting as `wait` says while it is held, recovering from
+/// poisoning. Loom builds block at once (see [`lock`]).
+#[inline]
+fn lock_waiting<T>(mutex: &Mutex<T>, wait: Wait) -> MutexGuard<'_, T> {
+    #[cfg(interner_loom)]
+    let _ = (wait.spins, wait.max_backoff, wait.yields);
     acquire(
         || mutex.try_lock(),
         || {
             #[cfg(not(interner_loom))]
             {
                 let mut hints = 1;
-                for _ in 0..SPIN_TRIES {
+                for _ in 0..wait.spins {
                     for _ in 0..hints {
                         spin_loop();
                     }
-                    hints = (hints * 2).min(MAX_BACKOFF);
+                    hints = (hints * 2).min(wait.max_backoff);
+                    if let Some(guard) = try_lock(mutex) {
+                        return Ok(guard);
+                    }
+                }
+                for _ in 0..wait.yields {
+                    std::thread::yield_now();
                     if let Some(guard) = try_lock(mutex) {
                         return Ok(guard);
                     }
@@ -140,17 +191,6 @@ pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
         },
     )
 }
-
-/// How many times [`lock`] tries a held mutex again before it blocks:
-/// 2,303 spin-loop hints in all (what that takes: `docs/history.md`).
-#[cfg(not(interner_loom))]
-const SPIN_TRIES: usize = 16;
-
-/// The most spin-loop hints [`lock`] waits between two tries: long enough
-/// for the holder to take the lock again for its next miss, short enough to
-/// keep a batch's tail latency down (the settings tried: `docs/history.md`).
-#[cfg(not(interner_loom))]
-const MAX_BACKOFF: usize = 256;
 
 /// A number no earlier call in this process returned, never 0: names a db's
 /// contents between resets, so that a cursor can tell it is stale, and

@@ -558,6 +558,16 @@ impl RawShard {
         }
     }
 
+    /// [`write`](Self::write), waiting as a stripe's writer does
+    /// ([`sync::lock_yielding`]).
+    #[inline]
+    pub(crate) fn write_stripe(&self) -> WriteGuard<'_> {
+        WriteGuard {
+            shard: self,
+            writer: sync::lock_yielding(&self.writer),
+        }
+    }
+
     /// The log's published end (acquired) and the by-id side, once an
     /// entry is published: `None` before the first. The side is made
     /// before the first entry is published, so a reader that acquires an

@@ -220,7 +220,7 @@ impl StripedShard {
         StripeGuard {
             shard: self,
             stripe: stripe as u32,
-            guard: self.stripes[stripe].0.write(),
+            guard: self.stripes[stripe].0.write_stripe(),
         }
     }
 
