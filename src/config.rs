@@ -100,7 +100,9 @@ impl Config {
     /// Holds each NC of the [optimistic strategy](crate::OptimisticStrategy)
     /// to at most `slabs` slabs of strings. Its log stores strings in slabs
     /// of 16 KiB, packed, so a string of more than about 8 KiB has its slab
-    /// to itself, and a larger one a slab of its size; a 32-bit position names at most
+    /// to itself, and a larger one a slab of its size (an NC with no limit
+    /// opens its first four slabs at 1, 2, 4 and 8 KiB, so that an NC of a
+    /// few names holds little; with a limit every slab is whole); a 32-bit position names at most
     /// [`OptimisticStrategy::MAX_SLABS`](crate::OptimisticStrategy::MAX_SLABS)
     /// slabs (262,143: about 4 GiB of strings below that size, or 262,143
     /// strings above it), which is the limit with `None` (the default) and

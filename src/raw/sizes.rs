@@ -17,6 +17,14 @@ pub(crate) const SLAB_BYTES: usize = if cfg!(interner_loom) {
     16 * 1024 - 64
 };
 
+/// Slabs smaller than [`SLAB_BYTES`] that a log with no slab limit opens
+/// first (`log.rs`): the `k`-th holds `SLAB_BYTES >> (SMALL_SLABS - k)`
+/// bytes' worth of its 16 KiB block (1, 2, 4 and 8 KiB), so that a log
+/// of a few records, as each of a moved NC's 64 stripes begins, holds 1
+/// KiB, not 16. None in loom builds: the models' slabs are
+/// [`SLAB_BYTES`] from the first, as their state space was measured.
+pub(crate) const SMALL_SLABS: usize = if cfg!(interner_loom) { 0 } else { 4 };
+
 /// Slot words of a by-bytes bucket (`table.rs`), which with its link make
 /// one 64-byte line; 2 in loom builds, so that models overflow buckets.
 pub(crate) const WORDS: usize = if cfg!(interner_loom) { 2 } else { 7 };

@@ -4,7 +4,8 @@
 //! # Layout
 //!
 //! Records ([`record`]) are packed with no padding into slabs: one
-//! `bumpalo::Bump` each, of [`SLAB_BYTES`] made at once, never grown (its
+//! `bumpalo::Bump` each, of [`SLAB_BYTES`] (the first [`SMALL_SLABS`] of a
+//! log with no slab limit smaller: [`slab_capacity`]) made at once, never grown (its
 //! allocation limit is what it holds, so no chunk ever doubles) and asked
 //! once, for all of them, when the slab opens; a full slab is followed by a
 //! new one, and a record larger than a slab gets one of its own. Records
@@ -44,7 +45,7 @@ use super::record::{self, Entry};
 use super::witness::{Link, Witnesses};
 use crate::raw::alloc::AllocError;
 use crate::raw::bytes::{prefetch, CACHE_LINE};
-use crate::raw::sizes::SLAB_BYTES;
+use crate::raw::sizes::{SLAB_BYTES, SMALL_SLABS};
 use crate::sync::{AtomicPtr, AtomicU32, AtomicUsize, Ordering};
 
 /// How far ahead of the record it reads a walk prefetches: about a dozen
@@ -283,13 +284,14 @@ impl Default for LogWriter {
     }
 }
 
-/// Where the next record goes: [`SLAB_BYTES`] of the newest slab's bytes
-/// lie below `top`, the slab's top (its directory entry's), of which the
-/// top `depth` hold records.
+/// Where the next record goes: `capacity` bytes of the newest slab lie
+/// below `top`, the slab's top (its directory entry's), of which the top
+/// `depth` hold records.
 #[derive(Clone, Copy)]
 struct Tail {
     top: NonNull<u8>,
     depth: usize,
+    capacity: usize,
 }
 
 impl LogWriter {
@@ -453,8 +455,15 @@ impl Log {
         number: Option<u32>,
     ) -> Result<Ref, AppendError> {
         let size = record::record_size(id, bytes.len(), number.is_some()).ok_or(AllocError)?;
-        let (slab, Tail { top, depth: used }) = match writer.tail {
-            Some(tail) if size <= SLAB_BYTES - tail.depth => (writer.slabs.len() - 1, tail),
+        let (
+            slab,
+            Tail {
+                top,
+                depth: used,
+                capacity,
+            },
+        ) = match writer.tail {
+            Some(tail) if size <= tail.capacity - tail.depth => (writer.slabs.len() - 1, tail),
             _ => self.new_slab(writer, size)?,
         };
         let dir = writer.dir.expect("a slab was made, so a directory exists");
@@ -462,26 +471,31 @@ impl Log {
         // Below the slab's newest record: records are packed, downwards. A
         // record larger than a slab is its slab's only one: it sits a slab's
         // bytes below its slab's top, as deep as a full slab's last.
-        let depth = (used + size).min(SLAB_BYTES);
-        // SAFETY: `depth <= SLAB_BYTES`, and the slab's bytes begin
-        // `SLAB_BYTES` below its top (`new_slab`).
+        let depth = (used + size).min(capacity);
+        // SAFETY: `depth <= capacity`, and the slab's bytes begin
+        // `capacity` below its top (`new_slab`).
         let start = unsafe { NonNull::new_unchecked(top.as_ptr().sub(depth)) };
         debug_assert_eq!(entry.top.load(Ordering::Relaxed), top.as_ptr());
         // SAFETY: the slab's `size` bytes at `start` are its own (`used +
-        // size <= SLAB_BYTES`, or the record is the only one of a slab of
+        // size <= capacity`, or the record is the only one of a slab of
         // `size` bytes) and below every record appended before (packed
         // downwards from the top), unpublished, so no reader looks at them.
         unsafe { record::write(start, id, bytes, number) };
         entry.witnesses.wrote(depth - 1);
         entry.used.store(depth, Ordering::Relaxed);
-        writer.tail = (depth < SLAB_BYTES).then_some(Tail { top, depth });
+        writer.tail = (depth < capacity).then_some(Tail {
+            top,
+            depth,
+            capacity,
+        });
         Ok(Ref::new(slab, depth))
     }
 
-    /// Opens a new slab for a record of `size` bytes (of [`SLAB_BYTES`], or
-    /// of `size` if larger), closing the current one, and returns it with
-    /// its empty tail. Refuses if memory ran out or the log has as many
-    /// slabs as its writer allows.
+    /// Opens a new slab for a record of `size` bytes (of
+    /// [`slab_capacity`]; of [`SLAB_BYTES`] if `size` is larger, or of
+    /// `size` if larger still), closing the current one, and returns it
+    /// with its empty tail. Refuses if memory ran out or the log has as
+    /// many slabs as its writer allows.
     fn new_slab(&self, writer: &mut LogWriter, size: usize) -> Result<(usize, Tail), AppendError> {
         let slab = writer.slabs.len();
         if slab >= writer.slab_limit {
@@ -492,7 +506,11 @@ impl Log {
         // The arena first: it frees itself if the directory below is
         // refused, where a directory (plain memory, freed only by hand)
         // made first would leak when the arena is refused.
-        let bytes = size.max(SLAB_BYTES);
+        let capacity = match slab_capacity(slab, writer.slab_limit) {
+            small if size <= small => small,
+            _ => SLAB_BYTES,
+        };
+        let bytes = size.max(capacity);
         let bump = Bump::try_with_capacity(bytes).map_err(|_| AllocError)?;
         // One chunk: a slab never grows (nor doubles) in place.
         bump.set_allocation_limit(Some(bump.allocated_bytes()));
@@ -500,12 +518,12 @@ impl Log {
         // by depth below the top, with no call into the arena.
         let layout = Layout::from_size_align(bytes, 1).map_err(|_| AllocError)?;
         let start = bump.try_alloc_layout(layout).map_err(|_| AllocError)?;
-        // SAFETY: `SLAB_BYTES <= bytes`: the top is within the slab's bytes
+        // SAFETY: `capacity <= bytes`: the top is within the slab's bytes
         // or just past their end.
-        let top = unsafe { NonNull::new_unchecked(start.as_ptr().add(SLAB_BYTES)) };
-        let capacity = writer.dir.map_or(0, |d| d.slabs().len());
-        let new_dir = if slab == capacity {
-            Some(SlabDir::try_new((capacity * 2).max(4)).ok_or(AllocError)?)
+        let top = unsafe { NonNull::new_unchecked(start.as_ptr().add(capacity)) };
+        let dir_capacity = writer.dir.map_or(0, |d| d.slabs().len());
+        let new_dir = if slab == dir_capacity {
+            Some(SlabDir::try_new((dir_capacity * 2).max(4)).ok_or(AllocError)?)
         } else {
             None
         };
@@ -533,7 +551,32 @@ impl Log {
         entry.top.store(top.as_ptr(), Ordering::Relaxed);
         writer.slabs.push(Slab { bump, witnesses });
         writer.tail = None;
-        Ok((slab, Tail { top, depth: 0 }))
+        Ok((
+            slab,
+            Tail {
+                top,
+                depth: 0,
+                capacity,
+            },
+        ))
+    }
+}
+
+/// The bytes of records slab `slab` of a log holds: [`SLAB_BYTES`], but for
+/// the first [`SMALL_SLABS`] of a log with no slab limit (`slab_limit` is
+/// [`MAX_SLABS`]), whose blocks are 16 KiB halved once for each small slab
+/// after them (1, 2, 4 and 8 KiB), less the same overhead, so that a log
+/// of a few records holds 1 KiB. A log with a limit keeps whole slabs, so
+/// that a limit of `n` slabs holds what [`Config::slab_limit`] says.
+///
+/// [`Config::slab_limit`]: crate::Config::slab_limit
+fn slab_capacity(slab: usize, slab_limit: usize) -> usize {
+    const BLOCK: usize = (SLAB_BYTES + 1).next_power_of_two();
+    match SMALL_SLABS.checked_sub(slab) {
+        Some(halvings @ 1..) if slab_limit == MAX_SLABS => {
+            (BLOCK >> halvings) - (BLOCK - SLAB_BYTES)
+        }
+        _ => SLAB_BYTES,
     }
 }
 
@@ -545,5 +588,22 @@ impl Drop for LogWriter {
             // can hold a directory.
             unsafe { dir.free() };
         }
+    }
+}
+
+#[cfg(all(test, not(interner_loom)))]
+mod tests {
+    use super::*;
+
+    /// An unlimited log's first slabs are 1, 2, 4 and 8 KiB blocks, then
+    /// whole ones; a limited log's are whole from the first.
+    #[test]
+    fn slab_capacities() {
+        let unlimited: Vec<usize> = (0..6).map(|k| slab_capacity(k, MAX_SLABS)).collect();
+        let overhead = 16 * 1024 - SLAB_BYTES;
+        let blocks = [1024, 2048, 4096, 8192, 16384, 16384];
+        assert_eq!(unlimited, blocks.map(|b| b - overhead));
+        assert!((0..6).all(|k| slab_capacity(k, MAX_SLABS - 1) == SLAB_BYTES));
+        assert!((0..6).all(|k| slab_capacity(k, 2) == SLAB_BYTES));
     }
 }

@@ -59,13 +59,49 @@ fn walks_resume_where_they_stopped() {
     assert_eq!(shard.for_each_since(at, |_| panic!("nothing new")), at);
 }
 
+/// Inserts `names` into a fresh shard (name `i` as id `i`), settling and
+/// walking from where the last walk ended after every `walk_every`th
+/// insert and at the end, then checks that the walks saw each record once
+/// and that each is found by id and by bytes.
+fn insert_and_walk(names: &[Vec<u8>], walk_every: usize) {
+    let shard = RawShard::new(0);
+    let mut at = 0;
+    let mut seen = Vec::new();
+    for (i, name) in names.iter().enumerate() {
+        shard.write().insert(i as u64, name, true).unwrap();
+        if (i + 1) % walk_every == 0 {
+            settle(&shard);
+            at = shard.for_each_since(at, |e| seen.push((e.id(), e.bytes().to_vec())));
+        }
+    }
+    settle(&shard);
+    at = shard.for_each_since(at, |e| seen.push((e.id(), e.bytes().to_vec())));
+    seen.sort_unstable();
+    let expected: Vec<(u64, Vec<u8>)> = names
+        .iter()
+        .cloned()
+        .enumerate()
+        .map(|(i, n)| (i as u64, n))
+        .collect();
+    assert!(
+        seen == expected,
+        "walks saw {} of {} records",
+        seen.len(),
+        names.len()
+    );
+    for (i, name) in names.iter().enumerate() {
+        assert!(shard.find_by_id(i as u64).unwrap().bytes() == &name[..]);
+        assert_eq!(shard.find_by_bytes(name).unwrap().id(), i as u64);
+    }
+    assert_eq!(shard.for_each_since(at, |_| panic!("nothing new")), at);
+}
+
 /// Records larger than a slab (each in an arena of its own) among small
 /// ones, and one that fills a slab to its last byte: every record is found
 /// by id and by bytes, and walks resumed between appends see each once.
 #[test]
 fn records_of_every_size_across_slabs() {
     use crate::raw::sizes::SLAB_BYTES;
-    let shard = RawShard::new(0);
     // A record is its length (2 bytes from 128 to 16,383), a 7-byte id and
     // the name: `SLAB_BYTES - 9` fills a slab to its last byte.
     let sizes = [
@@ -82,26 +118,32 @@ fn records_of_every_size_across_slabs() {
         .enumerate()
         .map(|(i, &len)| (0..len).map(|b| b"abcdefgh"[(b + i) % 8]).collect())
         .collect();
-    let mut at = 0;
-    let mut seen = Vec::new();
-    for (i, name) in names.iter().enumerate() {
-        shard.write().insert(i as u64, name, true).unwrap();
-        settle(&shard);
-        at = shard.for_each_since(at, |e| seen.push((e.id(), e.bytes().to_vec())));
-    }
-    seen.sort_unstable();
-    let expected: Vec<(u64, Vec<u8>)> = names
+    insert_and_walk(&names, 1);
+}
+
+/// A log with no slab limit opens its first slabs small (1 to 8 KiB
+/// blocks): a record that fills the first to its last byte, short ones
+/// across the next small ones, one too large for the next small slab (a
+/// whole one) and one that fills a whole slab to its last byte are each
+/// found by id and by bytes, and walks resumed between appends see each
+/// once.
+#[test]
+fn records_across_the_first_small_slabs() {
+    use crate::raw::sizes::SLAB_BYTES;
+    // The first slab holds 960 bytes: a record of 2 + 7 + 951 fills it.
+    let mut sizes = vec![951, 5];
+    sizes.extend((0..if cfg!(miri) { 100 } else { 2_000 }).map(|i| 1 + i % 40));
+    sizes.extend([9_000, 3, SLAB_BYTES - 9, 1]);
+    let names: Vec<Vec<u8>> = sizes
         .iter()
-        .cloned()
         .enumerate()
-        .map(|(i, n)| (i as u64, n))
+        .map(|(i, &len)| {
+            let mut name = format!("{i}-").into_bytes();
+            name.resize(len.max(name.len()), b'a' + (i % 26) as u8);
+            name
+        })
         .collect();
-    assert_eq!(seen, expected);
-    for (i, name) in names.iter().enumerate() {
-        assert_eq!(shard.find_by_id(i as u64).unwrap().bytes(), &name[..]);
-        assert_eq!(shard.find_by_bytes(name).unwrap().id(), i as u64);
-    }
-    assert_eq!(shard.for_each_since(at, |_| panic!("nothing new")), at);
+    insert_and_walk(&names, 7);
 }
 
 /// A shard held to two slabs: a record that needs a third is refused as
