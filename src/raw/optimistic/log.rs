@@ -124,8 +124,9 @@ impl Ref {
 /// witnesses (see `witness`; nothing in other builds).
 struct SlabEntry {
     top: AtomicPtr<u8>,
-    /// Final once the writer has moved past the slab (a walk reads it only
-    /// for such slabs).
+    /// Stored once, when the writer moves past the slab (it filled it, or
+    /// opened the next): a walk reads it only for such slabs. Not stored
+    /// on every append: hits read the slab's `top` on this line.
     used: AtomicUsize,
     witnesses: Link,
 }
@@ -482,12 +483,18 @@ impl Log {
         // downwards from the top), unpublished, so no reader looks at them.
         unsafe { record::write(start, id, bytes, number) };
         entry.witnesses.wrote(depth - 1);
-        entry.used.store(depth, Ordering::Relaxed);
-        writer.tail = (depth < capacity).then_some(Tail {
-            top,
-            depth,
-            capacity,
-        });
+        writer.tail = if depth < capacity {
+            Some(Tail {
+                top,
+                depth,
+                capacity,
+            })
+        } else {
+            // Full: the writer moves past the slab. Relaxed: published
+            // with the end past it (release).
+            entry.used.store(depth, Ordering::Relaxed);
+            None
+        };
         Ok(Ref::new(slab, depth))
     }
 
@@ -549,6 +556,11 @@ impl Log {
         // Relaxed: a reader reaches it only through a record of the slab,
         // published later with release.
         entry.top.store(top.as_ptr(), Ordering::Relaxed);
+        if let Some(Tail { depth, .. }) = writer.tail {
+            // The slab left with room: its low-water mark is final. Relaxed:
+            // published with the end past it (release).
+            dir.slabs()[slab - 1].used.store(depth, Ordering::Relaxed);
+        }
         writer.slabs.push(Slab { bump, witnesses });
         writer.tail = None;
         Ok((
