@@ -110,7 +110,7 @@ fn main() {
     // stay whole however many subjects there are.
     let mut columns: Vec<(String, usize, f64, &[String])> = Vec::new();
     for v in &vocabularies {
-        for n in [10_000, 100_000, 1_000_000] {
+        for n in [1_000, 10_000, 100_000, 1_000_000] {
             if v.names.len() >= n {
                 let names = &v.names[..n];
                 let mean = names.iter().map(String::len).sum::<usize>() as f64 / n as f64;

@@ -1,7 +1,8 @@
 //! Read-only calls while another thread writes: `lookup` of present names,
 //! `with_resolved` and `resolve` of present ids, beside an `intern` hit, on
 //! one NC, each alone and with a second thread interning new names into the
-//! same NC, for every strategy: `cargo bench -p benches --bench readers`.
+//! same NC, for every strategy: `cargo bench -p benches --bench readers`
+//! (`-- optimistic striped`: those strategies only).
 //!
 //! Each cell is the median of 5 runs of 2^20 calls (Zipf over 10^4
 //! synthetic names interned before), in ns per call, the four calls' runs
@@ -130,20 +131,35 @@ fn measure<S: Strategy>() -> (Costs, Loaded) {
     (alone, Some((loaded, after)))
 }
 
-/// Every strategy's rows, from the crate's one list.
+/// Every strategy's rows, from the crate's one list (those named in
+/// `only`, if any).
 #[derive(Default)]
-struct MeasureAll(Vec<(&'static str, (Costs, Loaded))>);
+struct MeasureAll {
+    rows: Vec<(&'static str, (Costs, Loaded))>,
+    only: Vec<String>,
+}
 
 impl StrategyVisitor for MeasureAll {
     fn visit<S: Strategy>(&mut self) {
-        self.0.push((S::NAME, measure::<S>()));
+        if self.only.is_empty() || self.only.iter().any(|name| name == S::NAME) {
+            self.rows.push((S::NAME, measure::<S>()));
+        }
     }
 }
 
 fn main() {
-    let mut all = MeasureAll::default();
+    // Strategies named after `--` (`cargo bench -p benches --bench readers
+    // -- optimistic striped`); every one without. Flags are cargo's.
+    let only = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    let mut all = MeasureAll {
+        only,
+        ..MeasureAll::default()
+    };
     interned_string_db::for_each_strategy(&mut all);
-    let rows = all.0;
+    let rows = all.rows;
     println!(
         "ns per call on NC 0: alone / with a second thread interning new names into NC 0 / \
          alone again after it (× the intern hit under load for lookup, × the call alone \
