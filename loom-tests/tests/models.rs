@@ -487,6 +487,34 @@ fn rwlock_lock_nesting_does_not_deadlock() {
     });
 }
 
+/// A `lookup` finds the loser of a conflict by its bytes while another
+/// thread settles, which finds it shadowed: it must never return the
+/// loser's id, whatever it sees. The optimistic shard and a moved NC's
+/// stripes answer without the by-id map's lock only if a settled end and
+/// the shadowed flag say the entry holds its id first (`IdSide::holds_first`,
+/// `StripedShard::find_settled_by_hash`): the end's release store and
+/// acquire load order the flag, set first, before it.
+fn lookup_races_the_settle_that_shadows_it<S: Strategy>() {
+    loom::model(|| {
+        let db = one_id_db::<S>("x");
+        // Appended and indexed by its bytes, not settled: id 1 is "x"'s
+        // (a moved NC's stripe holds "y", its frozen shard "x").
+        assert_eq!(db.intern(0, "y"), Ok(1));
+        let settler = {
+            let db = Arc::clone(&db);
+            spawn(move || db.conflicts().len())
+        };
+        let reader = {
+            let db = Arc::clone(&db);
+            spawn(move || db.lookup(0, "y"))
+        };
+        assert_eq!(settler.join().unwrap(), 1);
+        assert_eq!(reader.join().unwrap(), None);
+        assert_eq!(db.lookup(0, "x"), Some(1));
+        assert_eq!(db.lookup(0, "y"), None);
+    });
+}
+
 /// Makes each generic model `fn name<S: Strategy>()` a test `name` that
 /// runs it on every strategy of the crate's one list
 /// (`interned_string_db::for_each_strategy`), but those after `except`.
@@ -523,4 +551,5 @@ every_strategy! {
     snapshot_races_intern_and_close except interned_string_db::LockFreeStrategy,
     closed_shows_what_preceded,
     close_races_conflict,
+    lookup_races_the_settle_that_shadows_it,
 }

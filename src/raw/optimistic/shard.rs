@@ -239,6 +239,14 @@ impl RawShard {
         self.find_ref_where(hash, is_key).map(|(_, entry)| entry)
     }
 
+    /// [`find_by_hash`](Self::find_by_hash), with where the log stores the
+    /// entry.
+    #[inline]
+    pub(crate) fn find_ref_by_hash(&self, hash: u64, bytes: &[u8]) -> Option<(Ref, Entry<'_>)> {
+        debug_assert_eq!(hash, self.bytes_hash(bytes));
+        self.find_ref_where(hash, |stored| bytes_eq(stored, bytes))
+    }
+
     /// [`find_where`](Self::find_where), with where the log stores the
     /// entry.
     #[inline(always)]
@@ -266,10 +274,13 @@ impl RawShard {
     /// its id first ([`IdSide::holds_first`]), and otherwise takes the
     /// by-id map's shared lock.
     pub(crate) fn find_first_by_bytes(&self, bytes: &[u8]) -> Result<Entry<'_>, bool> {
-        let hash = self.bytes_hash(bytes);
-        let (at, entry) = self
-            .find_ref_where(hash, |stored| bytes_eq(stored, bytes))
-            .ok_or(false)?;
+        self.find_first_by_hash(self.bytes_hash(bytes), bytes)
+    }
+
+    /// [`find_first_by_bytes`](Self::find_first_by_bytes) with the bytes'
+    /// hash ([`bytes_hash`](Self::bytes_hash)) already computed.
+    pub(crate) fn find_first_by_hash(&self, hash: u64, bytes: &[u8]) -> Result<Entry<'_>, bool> {
+        let (at, entry) = self.find_ref_by_hash(hash, bytes).ok_or(false)?;
         // SAFETY: the probe acquired a slot word published after the
         // entry, which was published after the side was made.
         let side = unsafe { self.id_side() }.ok_or(true)?;

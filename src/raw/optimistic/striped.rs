@@ -31,6 +31,12 @@
 //!   settle holds every intern that returned before it began.
 //! * **Walks** read the settled entries in the order settles took them,
 //!   a position being an index into that order.
+//! * **Lookups without the map's lock**, as the optimistic shard's
+//!   (`IdSide::holds_first`): a settle stores each stripe's settled end
+//!   (release) after it set the NC's flag if it left any entry unmapped
+//!   (shadowed by an earlier string of its id); an entry found by its
+//!   bytes at or before its stripe's end (acquire), the flag clear, holds
+//!   its id first.
 //! * **Numbers wrap** (32 bits): a settle takes the records numbered in
 //!   the 2^31 below its bound. Every 2^30th number, the miss that took it
 //!   settles, so no published record waits 2^31 numbers for a settle.
@@ -43,7 +49,7 @@ use super::record::Entry;
 use super::shard::{ByBytes, Probe, RawShard, WriteGuard};
 use crate::raw::alloc::AllocError;
 use crate::raw::bytes::HashSeed;
-use crate::sync::{self, AtomicU32, Ordering, RwLock};
+use crate::sync::{self, AtomicBool, AtomicU32, Ordering, RwLock};
 
 /// The stripes an NC moves to. Two writers meet on a stripe when their
 /// names pick the same one (about one miss in 2 × `STRIPES` of each at two
@@ -117,6 +123,13 @@ pub(crate) struct StripedShard {
     stripes: Box<[Stripe]>,
     next: Counter,
     ids: RwLock<StripedIds>,
+    /// Each stripe's settled position (`StripedIds::settled`), stored
+    /// (release) by the settle that moved it, for lookups without the
+    /// map's lock.
+    settled_ends: Box<[AtomicU32]>,
+    /// Whether a settle ever left an entry unmapped (an earlier string,
+    /// or the same bytes, held its id); set before the ends it stored.
+    any_shadowed: AtomicBool,
     seed: HashSeed,
 }
 
@@ -159,6 +172,11 @@ impl StripedShard {
         let mut settled = Vec::new();
         settled.try_reserve_exact(stripes).map_err(|_| AllocError)?;
         settled.resize(stripes, Ref::default());
+        let mut settled_ends = Vec::new();
+        settled_ends
+            .try_reserve_exact(stripes)
+            .map_err(|_| AllocError)?;
+        settled_ends.extend((0..stripes).map(|_| AtomicU32::new(Ref::default().to_bits())));
         Ok(StripedShard {
             stripes: made.into_boxed_slice(),
             next: Counter(AtomicU32::new(FIRST_NUMBER)),
@@ -169,6 +187,8 @@ impl StripedShard {
                 entries: 0,
                 bytes: 0,
             }),
+            settled_ends: settled_ends.into_boxed_slice(),
+            any_shadowed: AtomicBool::new(false),
             seed,
         })
     }
@@ -198,6 +218,27 @@ impl StripedShard {
     #[inline]
     pub(crate) fn find_by_hash(&self, hash: u64, bytes: &[u8]) -> Option<Entry<'_>> {
         self.stripe(hash).find_by_hash(hash, bytes)
+    }
+
+    /// [`find_by_hash`](Self::find_by_hash), and whether the entry is
+    /// known without a lock to hold its id first: it lies at or before its
+    /// stripe's settled end and no settle left an entry unmapped. `false`
+    /// says only "ask the by-id map".
+    #[inline]
+    pub(crate) fn find_settled_by_hash(
+        &self,
+        hash: u64,
+        bytes: &[u8],
+    ) -> Option<(Entry<'_>, bool)> {
+        let stripe = self.stripe_index(hash);
+        let (at, entry) = self.stripes[stripe].0.find_ref_by_hash(hash, bytes)?;
+        // Acquire: with the end, the flag as the settle that stored it
+        // left it (or later); the flag then needs no ordering of its own.
+        let end = Ref::from_bits(self.settled_ends[stripe].load(Ordering::Acquire));
+        Some((
+            entry,
+            at <= end && !self.any_shadowed.load(Ordering::Relaxed),
+        ))
     }
 
     /// [`find_by_hash`](Self::find_by_hash) of the name of `probe`.
@@ -334,6 +375,7 @@ impl StripedShard {
             let entry = unsafe { self.entry(place) };
             let id = entry.id();
             if let Some(kept) = base.and_then(|base| base.find_mapped_by_id(id)) {
+                self.any_shadowed.store(true, Ordering::Relaxed);
                 if !crate::raw::bytes_eq(kept.bytes(), entry.bytes()) {
                     conflict(id, kept.bytes(), entry.bytes());
                 }
@@ -347,6 +389,7 @@ impl StripedShard {
                     ids.bytes += entry.bytes().len();
                 }
                 MapEntry::Occupied(kept) => {
+                    self.any_shadowed.store(true, Ordering::Relaxed);
                     // SAFETY: a place the map holds.
                     let kept = unsafe { self.entry(Place::unpack(*kept.get())) };
                     if !crate::raw::bytes_eq(kept.bytes(), entry.bytes()) {
@@ -355,7 +398,19 @@ impl StripedShard {
                 }
             }
         }
-        ids.settled.copy_from_slice(&positions);
+        for ((end, settled), at) in self
+            .settled_ends
+            .iter()
+            .zip(&mut *ids.settled)
+            .zip(positions)
+        {
+            if *settled != at {
+                *settled = at;
+                // Release: a lookup that acquires the end sees the flag set
+                // if an entry before it is unmapped.
+                end.store(at.to_bits(), Ordering::Release);
+            }
+        }
         Ok(())
     }
 }
