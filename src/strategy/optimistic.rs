@@ -646,6 +646,12 @@ mod tests {
         assert_eq!(rejected, [b"other".to_vec(), b"again".to_vec()]);
     }
 
+    /// `name` with `id` given as if it were the bytes' hash, so that tests
+    /// can collide ids.
+    fn key(name: &str, id: u64) -> Key<'_> {
+        Key::with_id(name.as_bytes(), id, IdSource::Hash)
+    }
+
     /// A moved NC's lookups: the stripes' map answers for what a settle
     /// took, the first string of an id only, and a settle answers for the
     /// rest, the same way.
@@ -654,8 +660,6 @@ mod tests {
         let log = ConflictLog::try_new().unwrap();
         let sink = ConflictSink::new(&log, usize::MAX, 0);
         let nc = shard(usize::MAX, usize::MAX);
-        // Ids chosen as if they were the bytes' hashes: they collide.
-        let key = |name: &'static str, id: u64| Key::with_id(name.as_bytes(), id, IdSource::Hash);
         nc.intern(key("base", 9), sink).unwrap();
         nc.move_to_stripes(&nc.raw.write());
         for (name, id) in [("kept", 5), ("lost", 5), ("lost to base", 9), ("alone", 6)] {
@@ -695,7 +699,6 @@ mod tests {
         let log = ConflictLog::try_new().unwrap();
         let sink = ConflictSink::new(&log, usize::MAX, 0);
         let nc = shard(usize::MAX, usize::MAX);
-        let key = |name: &'static str, id: u64| Key::with_id(name.as_bytes(), id, IdSource::Hash);
         nc.move_to_stripes(&nc.raw.write());
         let stripes = nc.stripes.get().unwrap();
         let first = |name: &str| {
