@@ -1,0 +1,158 @@
+//! The optimistic strategy's unit tests: refusals, outcomes, moved NCs
+//! and their lookups.
+
+use super::*;
+use crate::conflict::ConflictLog;
+
+fn shard(byte_cap: usize, slab_limit: usize) -> OptimisticShard {
+    let config = ShardConfig {
+        byte_cap,
+        initial_capacity: 0,
+        slab_limit,
+    };
+    OptimisticShard::new(&config).unwrap()
+}
+
+/// What moving to stripes (as a contended miss does) leaves: the
+/// entries before it found first, later ones in the stripes, one
+/// settle's conflicts in the calls' order across both, walks that see
+/// each entry once.
+#[test]
+fn an_nc_moved_to_stripes_keeps_its_entries_first() {
+    let log = ConflictLog::try_new().unwrap();
+    let sink = ConflictSink::new(&log, usize::MAX, 0);
+    let nc = shard(usize::MAX, usize::MAX);
+    let intern = |name: &str, id: u64| {
+        let key = Key::with_id(name.as_bytes(), id, IdSource::Caller);
+        nc.intern(key, sink).unwrap()
+    };
+    assert_eq!(intern("first", 1), (1, Registered::Inserted));
+    nc.move_to_stripes(&nc.raw.write());
+    assert!(nc.stripes.get().is_some());
+    // A moved NC moves no more, and its first shard takes no entry.
+    let before = nc.raw.len();
+    for i in 2..200 {
+        assert_eq!(intern(&format!("name {i}"), i), (i, Registered::Inserted));
+    }
+    assert_eq!(nc.raw.len(), before);
+    assert_eq!(intern("first", 1), (1, Registered::AlreadyPresent));
+    assert_eq!(intern("other", 1), (1, Registered::Conflict));
+    assert_eq!(intern("again", 7), (7, Registered::Conflict));
+    nc.settle(sink);
+    assert_eq!(nc.stats().entries, 199);
+    assert_eq!(nc.resolve(1, <[u8]>::to_vec).unwrap(), b"first");
+    assert_eq!(nc.resolve(7, <[u8]>::to_vec).unwrap(), b"name 7");
+    let mut seen = Vec::new();
+    let end = nc.walk(0, |id, _| seen.push(id)).unwrap();
+    seen.sort_unstable();
+    assert_eq!(seen, (1..200).collect::<Vec<_>>());
+    assert!(end >= STRIPED_WALK);
+    assert_eq!(nc.walk(end, |_, _| unreachable!()), Some(end));
+    let mut rejected = Vec::new();
+    log.for_each(|conflict| rejected.push(conflict.rejected.to_vec()));
+    assert_eq!(rejected, [b"other".to_vec(), b"again".to_vec()]);
+}
+
+/// `name` with `id` given as if it were the bytes' hash, so that tests
+/// can collide ids.
+fn key(name: &str, id: u64) -> Key<'_> {
+    Key::with_id(name.as_bytes(), id, IdSource::Hash)
+}
+
+/// A moved NC's lookups: the stripes' map answers for what a settle
+/// took, the first string of an id only, and a settle answers for the
+/// rest, the same way.
+#[test]
+fn a_moved_ncs_lookup_answers_for_the_first_string_of_an_id() {
+    let log = ConflictLog::try_new().unwrap();
+    let sink = ConflictSink::new(&log, usize::MAX, 0);
+    let nc = shard(usize::MAX, usize::MAX);
+    nc.intern(key("base", 9), sink).unwrap();
+    nc.move_to_stripes(&nc.raw.write());
+    for (name, id) in [("kept", 5), ("lost", 5), ("lost to base", 9), ("alone", 6)] {
+        nc.intern(key(name, id), sink).unwrap();
+    }
+    let answers = |nc: &OptimisticShard| {
+        [
+            ("base", 9),
+            ("kept", 5),
+            ("lost", 5),
+            ("lost to base", 9),
+            ("alone", 6),
+            ("absent", 7),
+        ]
+        .map(|(name, id)| nc.lookup(key(name, id), sink))
+    };
+    let expected = [Some(9), Some(5), None, None, Some(6), None];
+    let settled = |name: &[u8]| nc.lookup_settled(nc.raw.bytes_hash(name), name);
+    // Before a settle the stripes' map lacks every id: a settle answers.
+    assert!(settled(b"kept").is_none());
+    assert_eq!(answers(&nc), expected);
+    // Settled: the map answers, a settle is not needed.
+    assert_eq!(settled(b"kept"), Some(Some(5)));
+    assert_eq!(settled(b"lost"), Some(None));
+    assert_eq!(settled(b"lost to base"), Some(None));
+    assert_eq!(settled(b"base"), None);
+    assert_eq!(answers(&nc), expected);
+    assert_eq!(log.len(), 2);
+}
+
+/// A moved NC's lookup answers without the by-id map's lock for an
+/// entry at or before its stripe's settled end while no settle left an
+/// entry unmapped, and asks the map for one after the end, or once a
+/// conflict's loser was settled.
+#[test]
+fn a_moved_ncs_settled_end_answers_without_the_map() {
+    let log = ConflictLog::try_new().unwrap();
+    let sink = ConflictSink::new(&log, usize::MAX, 0);
+    let nc = shard(usize::MAX, usize::MAX);
+    nc.move_to_stripes(&nc.raw.write());
+    let stripes = nc.stripes.get().unwrap();
+    let first = |name: &str| {
+        let hash = nc.raw.bytes_hash(name.as_bytes());
+        stripes
+            .find_settled_by_hash(hash, name.as_bytes())
+            .unwrap()
+            .1
+    };
+    nc.intern(key("one", 1), sink).unwrap();
+    assert!(!first("one"), "not settled yet");
+    nc.settle(sink);
+    assert!(first("one"));
+    nc.intern(key("two", 2), sink).unwrap();
+    assert!(first("one"));
+    assert!(!first("two"), "after its stripe's settled end");
+    assert_eq!(nc.lookup(key("two", 2), sink), Some(2));
+    assert!(first("two"), "the lookup settled");
+    // A loser, once settled, turns every answer to the map's.
+    nc.intern(key("loser", 1), sink).unwrap();
+    nc.settle(sink);
+    assert!(!first("one") && !first("two") && !first("loser"));
+    assert_eq!(nc.lookup(key("one", 1), sink), Some(1));
+    assert_eq!(nc.lookup(key("loser", 1), sink), None);
+    assert_eq!(log.len(), 1);
+}
+
+#[test]
+fn an_nc_with_a_limit_or_closed_never_moves() {
+    for (cap, slabs) in [(1 << 20, usize::MAX), (usize::MAX, 1000)] {
+        let nc = shard(cap, slabs);
+        nc.move_to_stripes(&nc.raw.write());
+        assert!(nc.stripes.get().is_none());
+    }
+    let nc = shard(usize::MAX, usize::MAX);
+    nc.set_open(false);
+    nc.move_to_stripes(&nc.raw.write());
+    assert!(nc.stripes.get().is_none());
+    nc.set_open(true);
+    nc.move_to_stripes(&nc.raw.write());
+    assert!(nc.stripes.get().is_some());
+    nc.set_open(false);
+    assert!(!nc.is_open());
+    let log = ConflictLog::try_new().unwrap();
+    let key = Key::hashed(b"late", crate::ID_MASK);
+    assert_eq!(
+        nc.intern(key, ConflictSink::new(&log, usize::MAX, 0)),
+        Err(Refusal::Closed)
+    );
+}
