@@ -53,7 +53,7 @@ const _: () = assert!(SPLITS_PER_STEP <= SEGMENT_BUCKETS);
 pub(crate) const FILL: usize = if cfg!(interner_loom) { 3 } else { 15 };
 
 /// Entries a reader (`resolve`, `lookup`) lets the by-id map lag behind
-/// the log before it settles it (`shard.rs`): fewer are walked instead; 2
+/// the log before it settles it (`shard/reads.rs`): fewer are walked instead; 2
 /// in loom builds, so that models reach both.
 pub(crate) const READ_LAG: usize = if cfg!(interner_loom) { 2 } else { 64 };
 

@@ -9,7 +9,9 @@
 //! * [`by_id`]: the by-id map, settled from the log when the by-id
 //!   direction is read (misses never touch it), read under a shared lock;
 //!   [`id_table`]: the map's table;
-//! * [`shard`]: them together with the writer lock;
+//! * [`shard`]: them together with the writer lock, its hits and locks
+//!   (`shard.rs`), its by-id direction and walks (`shard/reads.rs`) and
+//!   its writer's guard (`shard/write.rs`);
 //! * `striped`: several shards as the stripes of one NC, their records
 //!   numbered from one counter, one by-id map over them, after a frozen
 //!   shard's entries if the NC moved to stripes when it met contention;

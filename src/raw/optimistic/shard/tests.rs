@@ -2,6 +2,7 @@
 //! a writer.
 
 use super::*;
+use crate::raw::optimistic::log::AppendError;
 
 /// Small under Miri, which is slow.
 const N: u64 = if cfg!(miri) { 300 } else { 5000 };
