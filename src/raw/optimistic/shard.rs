@@ -43,6 +43,11 @@ use crate::raw::bytes::{
 };
 use crate::sync::{self, AtomicBool, AtomicPtr, AtomicU32, AtomicUsize, Mutex, Ordering};
 
+mod reads;
+mod write;
+
+pub(crate) use write::{ByBytes, WriteGuard};
+
 /// What every hit reads, one cache line that the writer writes only to grow
 /// the table (once per several splits), to open a slab directory and to
 /// open or close; and the by-id side's pointer, written once. The log's
@@ -497,11 +502,6 @@ impl Drop for RawShard {
         }
     }
 }
-
-mod reads;
-mod write;
-
-pub(crate) use write::{ByBytes, WriteGuard};
 
 #[cfg(all(test, not(interner_loom)))]
 mod tests;
