@@ -18,8 +18,9 @@ pub(crate) const SLAB_BYTES: usize = if cfg!(interner_loom) {
 };
 
 /// Slabs smaller than [`SLAB_BYTES`] that a log with no slab limit opens
-/// first (`log.rs`): the `k`-th holds `SLAB_BYTES >> (SMALL_SLABS - k)`
-/// bytes' worth of its 16 KiB block (1, 2, 4 and 8 KiB), so that a log
+/// first (`log.rs`'s `slab_capacity`): the `k`-th a block of 16 KiB
+/// halved `SMALL_SLABS - k` times (1, 2, 4 and 8 KiB), less the block
+/// overhead that [`SLAB_BYTES`] leaves of 16 KiB, so that a log
 /// of a few records, as each of a moved NC's 64 stripes begins, holds 1
 /// KiB, not 16. None in loom builds: the models' slabs are
 /// [`SLAB_BYTES`] from the first, as their state space was measured.

@@ -111,8 +111,6 @@ struct StripedIds {
     /// The entries that hold their id first, in the order settles took
     /// them (packed [`Place`]s): what walks read.
     order: Vec<u64>,
-    /// Each stripe's position after its last settled record.
-    settled: Box<[Ref]>,
     /// Entries and bytes of string data in `order`.
     entries: usize,
     bytes: usize,
@@ -123,9 +121,10 @@ pub(crate) struct StripedShard {
     stripes: Box<[Stripe]>,
     next: Counter,
     ids: RwLock<StripedIds>,
-    /// Each stripe's settled position (`StripedIds::settled`), stored
-    /// (release) by the settle that moved it, for lookups without the
-    /// map's lock.
+    /// Each stripe's position after its last settled record, stored
+    /// (release) by the settle that moved it, under the by-id map's
+    /// exclusive lock: settles read it under the map's lock, lookups
+    /// without it.
     settled_ends: Box<[AtomicU32]>,
     /// Whether a settle ever left an entry unmapped (an earlier string,
     /// or the same bytes, held its id); set before the ends it stored.
@@ -169,9 +168,6 @@ impl StripedShard {
             let stripe = RawShard::try_new_seeded(capacity / stripes, byte_cap, slab_limit, seed)?;
             made.push(Stripe(stripe));
         }
-        let mut settled = Vec::new();
-        settled.try_reserve_exact(stripes).map_err(|_| AllocError)?;
-        settled.resize(stripes, Ref::default());
         let mut settled_ends = Vec::new();
         settled_ends
             .try_reserve_exact(stripes)
@@ -183,7 +179,6 @@ impl StripedShard {
             ids: RwLock::new(StripedIds {
                 map: HashMap::default(),
                 order: Vec::new(),
-                settled: settled.into_boxed_slice(),
                 entries: 0,
                 bytes: 0,
             }),
@@ -239,6 +234,15 @@ impl StripedShard {
             entry,
             at <= end && !self.any_shadowed.load(Ordering::Relaxed),
         ))
+    }
+
+    /// Stripe `stripe`'s settled end, for a settle or a reader holding the
+    /// by-id map's lock (shared or exclusive): only a settle stores it,
+    /// under the exclusive lock, whose acquire shows this thread the last
+    /// store, so the load needs no ordering of its own.
+    #[inline]
+    fn settled_end(&self, stripe: usize) -> Ref {
+        Ref::from_bits(self.settled_ends[stripe].load(Ordering::Relaxed))
     }
 
     /// [`find_by_hash`](Self::find_by_hash) of the name of `probe`.
@@ -321,12 +325,14 @@ impl StripedShard {
         mut conflict: impl FnMut(u64, &[u8], &[u8]),
     ) -> Result<(), AllocError> {
         {
-            let ids = sync::read(&self.ids);
+            // The map's shared lock held while the ends are compared
+            // (`settled_end`).
+            let _map = sync::read(&self.ids);
             let current = self
                 .stripes
                 .iter()
-                .zip(&*ids.settled)
-                .all(|(stripe, &settled)| stripe.0.log_end() == settled);
+                .enumerate()
+                .all(|(stripe, raw)| raw.0.log_end() == self.settled_end(stripe));
             if current {
                 return Ok(());
             }
@@ -338,7 +344,8 @@ impl StripedShard {
         positions
             .try_reserve_exact(self.stripes.len())
             .map_err(|_| AllocError)?;
-        for (stripe, (raw, &from)) in self.stripes.iter().zip(&*ids.settled).enumerate() {
+        for (stripe, raw) in self.stripes.iter().enumerate() {
+            let from = self.settled_end(stripe);
             let end = raw.0.log_end();
             let mut to = from;
             let mut failed = false;
@@ -398,14 +405,8 @@ impl StripedShard {
                 }
             }
         }
-        for ((end, settled), at) in self
-            .settled_ends
-            .iter()
-            .zip(&mut *ids.settled)
-            .zip(positions)
-        {
-            if *settled != at {
-                *settled = at;
+        for (stripe, (end, at)) in self.settled_ends.iter().zip(positions).enumerate() {
+            if self.settled_end(stripe) != at {
                 // Release: a lookup that acquires the end sees the flag set
                 // if an entry before it is unmapped.
                 end.store(at.to_bits(), Ordering::Release);
