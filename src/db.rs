@@ -9,7 +9,7 @@ use crate::error::Error;
 use crate::id::get_id;
 use crate::nc::{self, NcContext, NcSlot};
 use crate::snapshot::{Cursor, Snapshot, Whole};
-use crate::strategy::shard::{ConflictSink, FastPath, IdSource, Key, Shard, ShardStats};
+use crate::strategy::shard::{ConflictSink, FastPath, IdSource, Key, Placement, Shard, ShardStats};
 use crate::strategy::{DefaultStrategy, Registered, Strategy};
 use crate::sync::{self, RwLock};
 
@@ -216,7 +216,12 @@ impl<S: Strategy> InternedStringDb<S> {
     /// [`intern_bytes`](Self::intern_bytes) after its hit path missed,
     /// having learned `placed` (or `nc` is out of range, or not made).
     #[inline(never)]
-    fn intern_miss(&self, nc: usize, bytes: &[u8], placed: Option<u64>) -> Result<u64, Error> {
+    fn intern_miss(
+        &self,
+        nc: usize,
+        bytes: &[u8],
+        placed: Option<Placement>,
+    ) -> Result<u64, Error> {
         self.store(nc, self.key(bytes).placed(placed))
             .map(|(id, _)| id)
     }

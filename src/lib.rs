@@ -1,8 +1,10 @@
 //! A high-throughput concurrent string interner for trace emission,
 //! lock-free where an emitter spends its time: interning a name the NC's
 //! shard already holds takes **no lock, no atomic read-modify-write and no
-//! store to shared memory**. Names are sharded one table per NeuronCore
-//! (NC), and snapshots merge the shards while interning goes on.
+//! store to shared memory** (except right after a run of inserts by the
+//! same thread: [Performance](#performance)). Names are sharded one table
+//! per NeuronCore (NC), and snapshots merge the shards while interning goes
+//! on.
 //!
 //! An id is [`get_id(bytes)`](get_id), `(SipHash-1-3(key 0, bytes ++ [0xFF])
 //! & (2^50 - 1)) + 1`: a pure function of the bytes, the same in every
@@ -141,8 +143,16 @@
 //! A miss takes the NC's lock, so threads that insert new names into one NC
 //! wait for each other: give them NCs of their own where they can, or
 //! intern in batches, which take the lock once for the misses of up to 64
-//! names. An NC that no call ever wrote to costs a pointer (its context is
-//! made by its first write). Per-thread contention is counted in-process
+//! names. A thread whose last eight interns into an NC all inserted (one
+//! filling it) is predicted to insert again: its next intern prefetches
+//! the name's bucket and takes the lock without the lock-free probe that
+//! would wait for that bucket to say "absent", and the probe under the
+//! lock decides. If the name is there after all, that one hit has tried
+//! the NC's lock (it never waits: a held lock sends it to the lock-free
+//! probe) and computed the id, and the thread's next intern probes first
+//! again; a thread that mostly hits never skips a probe. An NC that no
+//! call ever wrote to costs a pointer (its context is made by its first
+//! write). Per-thread contention is counted in-process
 //! ([`contention`]). The figures, time and memory an entry with peers side
 //! by side, and how to measure on your machine are in
 //! [benchmarks](docs::benchmarks).

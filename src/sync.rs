@@ -30,6 +30,14 @@ pub(crate) use std::{
     },
 };
 
+/// `thread_local!`: in loom builds loom's, one value per modelled thread
+/// and per execution, so that a model stays deterministic (a thread's run
+/// of misses, `strategy::optimistic::miss_run`).
+#[cfg(interner_loom)]
+pub(crate) use loom::thread_local;
+#[cfg(not(interner_loom))]
+pub(crate) use std::thread_local;
+
 /// `Arc`, for the `arc-swap` strategy (not in loom builds).
 #[cfg(all(feature = "arc-swap", not(interner_loom)))]
 pub(crate) use std::sync::Arc;

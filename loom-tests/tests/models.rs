@@ -127,6 +127,35 @@ fn same_and_different<S: Strategy>() {
     });
 }
 
+/// A thread's run of inserts (two into NC 1, in loom builds, before any
+/// other thread runs) predicts its next intern to miss: it interns `x`
+/// into NC 0 without the lock-free probe first (the lock tried, the probe
+/// run lock-free where it would wait), racing another thread's intern of
+/// `x`. Both get its id, exactly one inserts it, and it is stored once.
+fn a_predicted_miss_races_an_insert<S: Strategy>() {
+    loom::model(|| {
+        let db = db::<S>(2);
+        let predicted = {
+            let db = Arc::clone(&db);
+            spawn(move || {
+                for name in ["r0", "r1"] {
+                    db.intern(1, name).unwrap();
+                }
+                let other = {
+                    let db = Arc::clone(&db);
+                    spawn(move || db.intern_with_outcome(0, b"x").unwrap())
+                };
+                (db.intern(0, "x").unwrap(), other.join().unwrap())
+            })
+        };
+        let (mine, theirs) = predicted.join().unwrap();
+        let id = get_id(b"x");
+        assert_eq!((mine, theirs.0), (id, id));
+        assert_eq!(db.nc_len(0), 1, "stored once ({theirs:?})");
+        assert_eq!(db.snapshot().get_str(id), Some(Ok("x")));
+    });
+}
+
 /// An NC's context is made by the first call that writes to it
 /// (`src/raw/once_box.rs`): one thread interns into an NC no call has
 /// made, the other reads it, then interns too, racing to make it. One
@@ -548,6 +577,7 @@ macro_rules! every_strategy {
 // `tests/lock_free.rs` models the same races at a size loom can explore.
 every_strategy! {
     same_and_different except interned_string_db::LockFreeStrategy,
+    a_predicted_miss_races_an_insert except interned_string_db::LockFreeStrategy,
     snapshot_races_intern_and_close except interned_string_db::LockFreeStrategy,
     closed_shows_what_preceded,
     close_races_conflict,

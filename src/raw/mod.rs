@@ -39,6 +39,7 @@ pub(crate) use self::lock_free::{Inserted, RawLockFreeShard};
 pub(crate) use self::once_box::OnceBox;
 pub(crate) use self::optimistic::{AppendError, ByBytes, RawShard, WriteGuard, MAX_SLABS};
 pub(crate) use self::optimistic::{Entry, Place, Probe, StripedShard};
+pub(crate) use self::sizes::PREDICT_AFTER;
 
 /// Where the optimistic shard's by-bytes index places `bytes` in loom
 /// builds (whose seed is fixed), so that the models can pick names that

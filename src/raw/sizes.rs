@@ -63,6 +63,11 @@ pub(crate) const READ_LAG: usize = if cfg!(interner_loom) { 2 } else { 64 };
 /// so that models can pick names by where they land (`loom_placement`).
 pub(crate) const FIXED_SEED: bool = cfg!(interner_loom);
 
+/// Inserts in a row after which a thread's next intern is predicted to
+/// miss (the optimistic strategy's `miss_run`: why this many); 2 in loom
+/// builds, so that a model's thread reaches the prediction after two.
+pub(crate) const PREDICT_AFTER: u32 = if cfg!(interner_loom) { 2 } else { 8 };
+
 // The lock-free strategy (`lock_free`).
 
 /// The first order segment's length as a power of two (`order.rs`); 1 in

@@ -12,16 +12,18 @@
 //! `raw::optimistic::striped`): its first shard frozen, later misses under
 //! one of 64 locks.
 
-use super::admission::{check_cap, compare};
 use super::shard::{
-    lookup_by_id, ConflictSink, FastPath, IdSource, Interned, Key, LineAligned, Misses, Refusal,
-    Sealed, Shard, ShardConfig, ShardStats,
+    lookup_by_id, ConflictSink, FastPath, IdSource, Interned, Key, LineAligned, Misses, Placement,
+    Refusal, Sealed, Shard, ShardConfig, ShardStats,
 };
 use super::stripes::Stripes;
 use super::{Registered, Strategy};
-use crate::raw::{
-    AppendError, ByBytes, Entry, OnceBox, Probe, RawShard, StripedShard, WriteGuard, MAX_SLABS,
-};
+use crate::raw::{Entry, OnceBox, Probe, RawShard, StripedShard};
+
+mod miss;
+mod miss_run;
+
+use miss::{intern_miss, looks_id_up, register_locked};
 
 /// Walk positions from here on are the stripes' (this less it), once
 /// an NC moved to stripes; below it, the frozen shard's log positions
@@ -32,7 +34,8 @@ const STRIPED_WALK: usize = 1 << 32;
 /// (the common case on a trace-emission path), `intern` takes no lock, does
 /// no atomic read-modify-write and stores nothing to shared memory: it is a
 /// fast hash of the bytes, a few acquire loads, and one compare of length and
-/// bytes, returning the stored id: no SipHash.
+/// bytes, returning the stored id: no SipHash. (Except once after a run of
+/// inserts by the calling thread, which predicts a miss: below.)
 ///
 /// Misses take the NC's writer lock, probe the by-bytes index again (the
 /// probe notes where the new word goes), and append the string to the NC's
@@ -50,6 +53,14 @@ const STRIPED_WALK: usize = 1 << 32;
 /// bytes must know the entry holds its id first: two loads tell it for an
 /// entry a settle reached in a shard that never saw a conflict, and that
 /// shared lock otherwise.
+///
+/// A thread whose last eight interns into an NC that has not moved all
+/// inserted is predicted to insert again (`miss_run`): its next intern
+/// prefetches the name's bucket and takes the lock without the lock-free
+/// probe, so that the bucket's line arrives while it computes the id and
+/// the lock's probe decides; a name found there ends the run. Its lock is
+/// only tried: held, the lock-free probe runs before any wait, so no hit
+/// waits for a lock.
 ///
 /// An NC whose writers meet (a miss finds its writer lock held) moves to
 /// 64 *stripes*, each with its own writer lock, log and by-bytes index,
@@ -133,48 +144,6 @@ impl<const STRIPED_AFTER: usize> OptimisticShard<STRIPED_AFTER> {
         };
         Some(crate::raw::bytes_eq(kept.bytes(), bytes).then_some(id))
     }
-
-    /// The writer lock of `raw`; if another thread held it, the NC first
-    /// moves to stripes (under the lock, so once), unless it is closed or
-    /// has a limit that is one log's. Inlined into the miss path: the
-    /// contended case is out of line.
-    #[inline(always)]
-    fn write_or_stripe(&self) -> WriteGuard<'_> {
-        match self.raw.try_write() {
-            Some(writer) if STRIPED_AFTER == usize::MAX || self.raw.len() < STRIPED_AFTER => writer,
-            Some(writer) => {
-                self.move_to_stripes(&writer);
-                writer
-            }
-            None => self.write_contended(),
-        }
-    }
-
-    /// [`write_or_stripe`](Self::write_or_stripe) when another thread held
-    /// the lock.
-    #[cold]
-    #[inline(never)]
-    fn write_contended(&self) -> WriteGuard<'_> {
-        let writer = self.raw.write();
-        self.move_to_stripes(&writer);
-        writer
-    }
-
-    /// Makes the NC's stripes, `writer` held.
-    #[cold]
-    #[inline(never)]
-    fn move_to_stripes(&self, writer: &WriteGuard<'_>) {
-        let limited = self.raw.byte_cap() != usize::MAX || writer.slab_limit() != MAX_SLABS;
-        if limited || !self.raw.is_open() {
-            return;
-        }
-        // Open: a close takes the lock held here, and closes the stripes
-        // too once they exist. On an allocation failure the NC stays on
-        // one lock, and a later contended miss tries again.
-        let _ = self
-            .stripes
-            .get_or_try_init(|| StripedShard::try_new_after(&self.raw).ok());
-    }
 }
 
 impl<const STRIPED_AFTER: usize> core::fmt::Debug for OptimisticShard<STRIPED_AFTER> {
@@ -206,7 +175,7 @@ impl<const STRIPED_AFTER: usize> Shard for OptimisticShard<STRIPED_AFTER> {
     #[inline]
     fn intern(&self, key: Key<'_>, conflicts: ConflictSink<'_>) -> Interned {
         let placed = match key.placement() {
-            Some(hash) => Some(hash),
+            Some(placed) => Some(placed),
             None if key.source() == IdSource::Hash && key.wants_outcome() => {
                 // A closed shard refuses on the miss path, after an empty
                 // name.
@@ -363,21 +332,40 @@ impl<const STRIPED_AFTER: usize> Shard for OptimisticShard<STRIPED_AFTER> {
 
 impl<const STRIPED_AFTER: usize> FastPath for OptimisticShard<STRIPED_AFTER> {
     /// The hit path, inlined into the caller: acquire loads only
-    /// (`is_open`, `find_hashed`), no lock, no read-modify-write, no store,
-    /// and no SipHash. A miss hands on the bytes' hash, which the insert
-    /// places the entry by. The by-bytes index holds only entries stored
-    /// under the hash of their bytes, so a caller's other id never hits.
+    /// (`is_open`, the probe), no lock, no read-modify-write, no store to
+    /// shared memory, and no SipHash. A miss hands on the bytes' hash,
+    /// which the insert places the entry by. The by-bytes index holds only
+    /// entries stored under the hash of their bytes, so a caller's other id
+    /// never hits. A thread in a run of inserts into an NC that has not
+    /// moved skips the probe ([`miss_run`]): the bucket prefetched, the
+    /// miss path's probe under the lock decides.
     #[inline]
-    fn find_hit(&self, bytes: &[u8]) -> Result<u64, Option<u64>> {
+    fn find_hit(&self, bytes: &[u8]) -> Result<u64, Option<Placement>> {
         if !self.raw.is_open() {
             return Err(None);
         }
-        self.raw
-            .find_hashed(bytes, |hash, probe| {
-                find_in_stripes(self.stripes.get()?, hash, probe)
-            })
-            .map(|entry| entry.id())
-            .map_err(Some)
+        let run = miss_run::current();
+        let (hash, probe) = self.raw.placement(bytes);
+        if run >= miss_run::PREDICT_AFTER && self.stripes.get().is_none() {
+            self.raw.prefetch_bucket(hash);
+            return Err(Some(Placement {
+                hash,
+                probed: false,
+            }));
+        }
+        let found = self
+            .raw
+            .find_probed(hash, probe)
+            .or_else(|| find_in_stripes(self.stripes.get()?, hash, probe));
+        match found {
+            Some(entry) => {
+                if run != 0 {
+                    miss_run::end();
+                }
+                Ok(entry.id())
+            }
+            None => Err(Some(Placement { hash, probed: true })),
+        }
     }
 
     /// Pipelined: the lookups' cache misses overlap (`find_ids_by_bytes`).
@@ -453,56 +441,6 @@ impl<const STRIPED_AFTER: usize> FastPath for OptimisticShard<STRIPED_AFTER> {
     }
 }
 
-/// The miss path, out of line so the hit path stays small: the id (outside
-/// the lock), then the NC's writer lock, a re-check (by the bytes, exact
-/// under the lock: another thread may have inserted, or a split may have
-/// hidden the entry from a lock-free probe; by the id, after settling, if
-/// the caller reads the outcome or chose the id), then the insert.
-/// `placed` is the bytes' hash ([`RawShard::bytes_hash`]) if the probe
-/// computed it.
-///
-/// Inlined, with everything under the lock down to the append and the
-/// table insert (`register_locked`, `insert_hashed`, `Log::append`,
-/// `Table::insert_reserved`; a split stays out of line): the db's own miss
-/// path (`InternedStringDb::intern_miss`) is already out of line, and the
-/// five calls' prologues and moved arguments were 127 of 1,004
-/// instructions an insert (callgrind, `fill`, 10^5 names; 877 inlined).
-#[inline(always)]
-fn intern_miss<const STRIPED_AFTER: usize>(
-    shard: &OptimisticShard<STRIPED_AFTER>,
-    key: Key<'_>,
-    placed: Option<u64>,
-    conflicts: ConflictSink<'_>,
-) -> Interned {
-    if let Some(stripes) = shard.stripes.get() {
-        return intern_in_stripes(shard, stripes, key, placed, conflicts);
-    }
-    let id = key.id()?;
-    // Indexed by its bytes too if `id` is the db's id of them.
-    let by_bytes = (key.source() == IdSource::Hash)
-        .then(|| placed.unwrap_or_else(|| shard.raw.bytes_hash(key.bytes)));
-    let mut writer = shard.write_or_stripe();
-    if let Some(stripes) = shard.stripes.get() {
-        // Moved to stripes, by this thread or while it waited.
-        drop(writer);
-        return intern_in_stripes(shard, stripes, key, placed, conflicts);
-    }
-    if !shard.raw.is_open() {
-        return Err(Refusal::Closed);
-    }
-    let outcome = looks_id_up(shard, key);
-    register_locked(
-        shard,
-        &mut writer,
-        id,
-        key.bytes,
-        by_bytes,
-        outcome,
-        conflicts,
-    )
-    .map(|outcome| (id, outcome))
-}
-
 /// [`find_hit`](FastPath::find_hit) in the NC's stripes, after its frozen
 /// shard missed the name of `probe` (of hash `hash`; a mid-sized name's
 /// chunks are computed once for both probes): out of line, so that the hit
@@ -514,82 +452,6 @@ fn find_in_stripes<'s>(
     probe: Probe<'_>,
 ) -> Option<Entry<'s>> {
     stripes.find_probed(hash, probe)
-}
-
-/// [`Stripes::intern`], out of line: inlined, its code pushed SipHash and
-/// the probe under the lock out of the single-lock miss path ([`intern_miss`]),
-/// 808 → 964 instructions an insert (callgrind, `fill`, 10^5 names).
-#[inline(never)]
-fn intern_in_stripes<const STRIPED_AFTER: usize>(
-    shard: &OptimisticShard<STRIPED_AFTER>,
-    stripes: &StripedShard,
-    key: Key<'_>,
-    placed: Option<u64>,
-    conflicts: ConflictSink<'_>,
-) -> Interned {
-    let stripes = Stripes {
-        stripes,
-        base: &shard.raw,
-    };
-    stripes.intern(key, placed, conflicts)
-}
-
-/// Whether the miss of `key` must look its id up before it inserts: when
-/// the caller reads the outcome, and in an NC with a byte cap, so that
-/// bytes whose id other bytes hold are never charged to the cap (as under
-/// the reference protocol, which stores nothing for them).
-#[inline]
-fn looks_id_up<const STRIPED_AFTER: usize>(
-    shard: &OptimisticShard<STRIPED_AFTER>,
-    key: Key<'_>,
-) -> bool {
-    key.wants_outcome() || shard.raw.byte_cap() != usize::MAX
-}
-
-/// [`intern_miss`] under the writer lock, the shard open. `by_bytes` is the
-/// bytes' hash if `id` is the db's id of `bytes`, so that the entry is
-/// found and indexed by its bytes; then, unless `outcome` asks for the id
-/// to be looked up, an entry under the id with other bytes is left for the
-/// next settle to find. A caller's id (no `by_bytes`) is always looked up.
-/// Inlined into the miss path ([`intern_miss`]).
-#[inline(always)]
-fn register_locked<const STRIPED_AFTER: usize>(
-    shard: &OptimisticShard<STRIPED_AFTER>,
-    writer: &mut WriteGuard<'_>,
-    id: u64,
-    bytes: &[u8],
-    by_bytes: Option<u64>,
-    outcome: bool,
-    conflicts: ConflictSink<'_>,
-) -> Result<Registered, Refusal> {
-    let mut index = by_bytes.map(ByBytes::hash);
-    match by_bytes {
-        Some(hash) if !outcome => match writer.find_by_hash(hash, bytes) {
-            Ok(_) => return Ok(Registered::AlreadyPresent),
-            // Where the word goes, found on the probe's walk.
-            Err(missed) => index = Some(missed),
-        },
-        // Whether present or not, another string may hold the id first.
-        _ => {
-            let record = |id, kept: &[u8], rejected: &[u8]| conflicts.record(id, kept, rejected);
-            let found = writer
-                .find_by_id(id, record)
-                .map_err(|_| Refusal::OutOfMemory)?;
-            if let Some(entry) = found {
-                return Ok(compare(entry.bytes(), bytes, id, conflicts));
-            }
-        }
-    }
-    check_cap(writer.bytes(), shard.raw.byte_cap(), bytes.len())?;
-    writer
-        .insert_hashed(id, bytes, index, None)
-        .map_err(|refused| match refused {
-            AppendError::OutOfMemory => Refusal::OutOfMemory,
-            AppendError::Full => Refusal::SlabsExhausted {
-                slabs: writer.slab_limit(),
-            },
-        })?;
-    Ok(Registered::Inserted)
 }
 
 #[cfg(all(test, not(interner_loom)))]

@@ -89,7 +89,19 @@ pub struct Key<'a> {
     /// What [`FastPath::find_hit`] learned of the bytes when it missed
     /// (the optimistic shard: their placement), so the miss need not
     /// work it out again.
-    placed: Option<u64>,
+    placed: Option<Placement>,
+}
+
+/// What [`FastPath::find_hit`] learned of the bytes when it did not
+/// return their id: their placement in the shard (the optimistic
+/// shard's bytes' hash), and whether it probed for them (`false`: a
+/// miss was predicted, and the probe left to the miss path).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Placement {
+    /// The bytes' placement.
+    pub hash: u64,
+    /// Whether the lock-free probe ran and missed.
+    pub probed: bool,
 }
 
 impl<'a> Key<'a> {
@@ -141,13 +153,13 @@ impl<'a> Key<'a> {
     /// This key, with what [`FastPath::find_hit`] learned when it
     /// missed.
     #[inline]
-    pub fn placed(self, placed: Option<u64>) -> Self {
+    pub fn placed(self, placed: Option<Placement>) -> Self {
         Key { placed, ..self }
     }
 
     /// What [`FastPath::find_hit`] learned when it missed, if it ran.
     #[inline]
-    pub fn placement(&self) -> Option<u64> {
+    pub fn placement(&self) -> Option<Placement> {
         self.placed
     }
 
@@ -351,7 +363,7 @@ pub trait FastPath: Shard {
     /// db inlines it, and sends a miss down once, through
     /// [`Shard::intern`].
     #[inline]
-    fn find_hit(&self, bytes: &[u8]) -> Result<u64, Option<u64>> {
+    fn find_hit(&self, bytes: &[u8]) -> Result<u64, Option<Placement>> {
         let _ = bytes;
         Err(None)
     }

@@ -207,14 +207,34 @@ impl RawShard {
         bytes: &[u8],
         then: impl FnOnce(u64, Probe<'_>) -> Option<Entry<'s>>,
     ) -> Result<Entry<'s>, u64> {
-        let seed = self.hot.seed;
-        let (hash, probe) = match mid_name(bytes) {
-            Some(name) => (hash_mid(name, seed), Probe::Mid(name)),
-            None => (hash_bytes(bytes, seed), Probe::Bytes(bytes)),
-        };
+        let (hash, probe) = self.placement(bytes);
         self.find_probed(hash, probe)
             .or_else(|| then(hash, probe))
             .ok_or(hash)
+    }
+
+    /// The bytes' hash ([`bytes_hash`](Self::bytes_hash)) and how a probe
+    /// compares them: a name of 17 to 64 bytes hashed from the chunks it
+    /// is compared by ([`mid_name`]).
+    #[inline(always)]
+    pub(crate) fn placement<'b>(&self, bytes: &'b [u8]) -> (u64, Probe<'b>) {
+        let seed = self.hot.seed;
+        match mid_name(bytes) {
+            Some(name) => (hash_mid(name, seed), Probe::Mid(name)),
+            None => (hash_bytes(bytes, seed), Probe::Bytes(bytes)),
+        }
+    }
+
+    /// Prefetches the line of the first bucket a probe of `hash` reads
+    /// (none before the table's first insert): for a miss predicted
+    /// without a probe (the optimistic strategy's `miss_run`), so that the
+    /// line arrives while the caller computes the id and takes the writer
+    /// lock, whose probe is exact.
+    #[inline(always)]
+    pub(crate) fn prefetch_bucket(&self, hash: u64) {
+        if let Some(buckets) = self.hot.table.buckets() {
+            prefetch(ptr::from_ref(buckets.first(hash)).cast());
+        }
     }
 
     /// The first entry under `hash` that holds the name of `probe`.

@@ -156,3 +156,82 @@ fn an_nc_with_a_limit_or_closed_never_moves() {
         Err(Refusal::Closed)
     );
 }
+
+/// Interns `name` under the db's id of it, as a plain `intern` does.
+fn intern_plain(nc: &OptimisticShard, sink: ConflictSink<'_>, name: &str) -> Interned {
+    nc.intern(Key::hashed(name.as_bytes(), crate::ID_MASK), sink)
+}
+
+/// A thread's run of inserts predicts its next intern to miss: the hit
+/// path skips its probe, and the name, found under the lock, is answered
+/// as present (nothing stored twice) and ends the run, so that the next
+/// hit probes lock-free again.
+#[test]
+fn a_run_of_inserts_predicts_a_miss_and_a_hit_ends_it() {
+    std::thread::spawn(|| {
+        let log = ConflictLog::try_new().unwrap();
+        let sink = ConflictSink::new(&log, usize::MAX, 0);
+        let nc = shard(usize::MAX, usize::MAX);
+        let names: Vec<String> = (0..miss_run::PREDICT_AFTER)
+            .map(|i| format!("name {i}"))
+            .collect();
+        for name in &names {
+            let (id, registered) = intern_plain(&nc, sink, name).unwrap();
+            assert_eq!(
+                (id, registered),
+                (crate::get_id(name.as_bytes()), Registered::Inserted)
+            );
+        }
+        assert_eq!(miss_run::current(), miss_run::PREDICT_AFTER);
+        let name = names[0].as_bytes();
+        let hash = nc.raw.bytes_hash(name);
+        let unprobed = Placement {
+            hash,
+            probed: false,
+        };
+        assert_eq!(nc.find_hit(name), Err(Some(unprobed)));
+        let id = crate::get_id(name);
+        assert_eq!(
+            intern_plain(&nc, sink, &names[0]),
+            Ok((id, Registered::AlreadyPresent))
+        );
+        assert_eq!(miss_run::current(), 0);
+        assert_eq!(nc.find_hit(name), Ok(id));
+        assert_eq!(nc.stats().entries, names.len());
+        assert!(nc.stripes.get().is_none());
+    })
+    .join()
+    .unwrap();
+}
+
+/// A miss predicted without a probe that finds the NC's lock held probes
+/// lock-free before it would wait: a name the NC holds is answered without
+/// the lock, and the NC does not move to stripes.
+#[test]
+fn a_predicted_miss_that_is_a_hit_never_waits_for_the_lock() {
+    let nc = shard(usize::MAX, usize::MAX);
+    let log = ConflictLog::try_new().unwrap();
+    let sink = ConflictSink::new(&log, usize::MAX, 0);
+    let (run, ran) = std::sync::mpsc::channel();
+    let (hold, held) = std::sync::mpsc::channel();
+    let (answer, answered) = std::sync::mpsc::channel();
+    let nc = &nc;
+    std::thread::scope(|scope| {
+        scope.spawn(move || {
+            for i in 0..miss_run::PREDICT_AFTER {
+                intern_plain(nc, sink, &format!("name {i}")).unwrap();
+            }
+            run.send(()).unwrap();
+            held.recv().unwrap();
+            answer.send(intern_plain(nc, sink, "name 0")).unwrap();
+        });
+        ran.recv().unwrap();
+        let guard = nc.raw.write();
+        hold.send(()).unwrap();
+        let answer = answered.recv_timeout(std::time::Duration::from_secs(60));
+        drop(guard);
+        let id = crate::get_id(b"name 0");
+        assert_eq!(answer, Ok(Ok((id, Registered::AlreadyPresent))));
+    });
+    assert!(nc.stripes.get().is_none());
+}

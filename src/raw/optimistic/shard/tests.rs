@@ -34,6 +34,32 @@ fn insert_find_grow() {
     assert_eq!(seen, (0..N).collect::<Vec<_>>(), "the walk sees each once");
 }
 
+/// A placement's hash is the bytes' hash, for names of every length (the
+/// mid-sized ones hashed from their chunks); prefetching its bucket reads
+/// nothing, with or without a table.
+#[test]
+fn a_placement_is_the_bytes_hash() {
+    let shard = RawShard::new(0);
+    let names: Vec<Vec<u8>> = (0..100)
+        .map(|len| vec![b'a' + (len % 26) as u8; len])
+        .collect();
+    for table in [false, true] {
+        if table {
+            shard.write().insert(1, b"first", true).unwrap();
+        }
+        for name in &names {
+            let (hash, _) = shard.placement(name);
+            assert_eq!(
+                hash,
+                shard.bytes_hash(name),
+                "{table}: {} bytes",
+                name.len()
+            );
+            shard.prefetch_bucket(hash);
+        }
+    }
+}
+
 #[test]
 fn walks_resume_where_they_stopped() {
     let shard = RawShard::new(0);
