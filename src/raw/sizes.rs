@@ -39,6 +39,19 @@ pub(crate) const SEGMENT_BUCKETS: usize = if cfg!(interner_loom) { 1 } else { 64
 /// every insert past the first splits.
 pub(crate) const LOAD: usize = if cfg!(interner_loom) { 1 } else { 7 };
 
+/// Entries per by-bytes bucket, on average, before a split, once a table
+/// has twice [`LARGE_TABLE_BUCKETS`] (`table.rs`'s `capacity_of`): fewer
+/// chains overflow, so that a miss into a table far past the caches loads
+/// a second random line less often, for some 2 bytes an entry more of
+/// buckets (why: `docs/history.md`, "Five entries a bucket in a large
+/// table"). [`LOAD`] in loom builds, whose tables never grow that far.
+pub(crate) const LARGE_LOAD: usize = if cfg!(interner_loom) { LOAD } else { 5 };
+
+/// Buckets from which a table's load falls from [`LOAD`] towards
+/// [`LARGE_LOAD`]: 196,608, some 1.38 million entries at [`LOAD`], past
+/// the 10^6 entries an NC that the memory goal covers.
+pub(crate) const LARGE_TABLE_BUCKETS: usize = 3 << 16;
+
 /// Buckets a growth step splits before it publishes the shape, which is on
 /// the line every hit reads (`table/growth.rs`); 1 in loom builds, so that
 /// every split publishes.

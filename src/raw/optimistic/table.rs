@@ -20,7 +20,12 @@
 //! load of `SPLITS_PER_STEP - 1` buckets, a growth step splits that many
 //! buckets and publishes the new shape once. The table grows a few buckets
 //! at a time, so it never holds a second copy of itself and its load stays
-//! near `LOAD` (a doubling table swings between half and full).
+//! near `LOAD` (a doubling table swings between half and full). Past
+//! [`LARGE_TABLE_BUCKETS`] the load falls to [`LARGE_LOAD`] over a level's
+//! growth ([`capacity_of`]).
+//!
+//! [`LARGE_TABLE_BUCKETS`]: crate::raw::sizes::LARGE_TABLE_BUCKETS
+//! [`LARGE_LOAD`]: crate::raw::sizes::LARGE_LOAD
 //!
 //! # Protocol
 //!
@@ -55,7 +60,7 @@ use core::ptr::{self, NonNull};
 use super::blocks::{new_segment, Bucket, SegmentDir, TableWriter, TagMatches};
 use super::log::Ref;
 use crate::raw::alloc::AllocError;
-use crate::raw::sizes::{LOAD, SEGMENT_BUCKETS, SPLITS_PER_STEP};
+use crate::raw::sizes::{LARGE_LOAD, LARGE_TABLE_BUCKETS, LOAD, SEGMENT_BUCKETS, SPLITS_PER_STEP};
 use crate::sync::{AtomicPtr, AtomicU64, Ordering};
 
 /// A table may have at most `2^MAX_LEVEL` buckets: the slot word holds 32
@@ -63,6 +68,40 @@ use crate::sync::{AtomicPtr, AtomicU64, Ordering};
 const MAX_LEVEL: u32 = 31;
 
 mod growth;
+
+/// The entries a table of `buckets` holds before its next split: [`LOAD`]
+/// a bucket up to [`LARGE_TABLE_BUCKETS`], [`LARGE_LOAD`] from twice that
+/// on, and between them a ramp (each bucket added holds `2 * LARGE_LOAD -
+/// LOAD`), so that the load falls over a level's worth of growth, with no
+/// run of inserts that split a step each (a burst of splits at one
+/// threshold cost more than the lower load gave, `docs/history.md`).
+/// Continuous and increasing.
+#[inline]
+const fn capacity_of(buckets: usize) -> usize {
+    const T: usize = LARGE_TABLE_BUCKETS;
+    if buckets < T {
+        LOAD * buckets
+    } else if buckets < 2 * T {
+        LOAD * T + (2 * LARGE_LOAD - LOAD) * (buckets - T)
+    } else {
+        LARGE_LOAD * buckets
+    }
+}
+
+/// The buckets a table of `entries` needs ([`capacity_of`]'s inverse).
+const fn buckets_for(entries: usize) -> usize {
+    const T: usize = LARGE_TABLE_BUCKETS;
+    if entries < LOAD * T {
+        entries / LOAD
+    } else if entries < LARGE_LOAD * 2 * T {
+        T + (entries - LOAD * T) / (2 * LARGE_LOAD - LOAD)
+    } else {
+        entries / LARGE_LOAD
+    }
+}
+
+// The ramp adds buckets that hold at least one entry.
+const _: () = assert!(2 * LARGE_LOAD > LOAD);
 
 #[inline]
 fn word_of(hash: u64, at: Ref) -> u64 {
@@ -421,7 +460,7 @@ impl Table {
         // A growth step splits `SPLITS_PER_STEP` buckets at once, so that
         // the shape's line, which every hit reads, is stored once a step,
         // and the step's source buckets are prefetched a step ahead.
-        if writer.entries > LOAD * (shape.buckets() + SPLITS_PER_STEP - 1) {
+        if writer.entries > capacity_of(shape.buckets() + SPLITS_PER_STEP - 1) {
             self.split(writer, shape);
         }
     }
@@ -432,7 +471,7 @@ impl Table {
     #[cold]
     #[inline(never)]
     pub(crate) fn init(&self, writer: &mut TableWriter, capacity: usize) -> Result<(), AllocError> {
-        let buckets = (capacity / LOAD)
+        let buckets = buckets_for(capacity)
             .max(SEGMENT_BUCKETS)
             .checked_next_power_of_two()
             .filter(|b| b.trailing_zeros() <= MAX_LEVEL)

@@ -6,11 +6,11 @@
 use core::ptr::{self, NonNull};
 
 use super::super::blocks::{new_segment, Bucket, SegmentDir, TableWriter};
-use super::{chain, moves, publish, Shape, Table, MAX_LEVEL};
+use super::{capacity_of, chain, moves, publish, Shape, Table, MAX_LEVEL};
 use crate::raw::alloc::AllocError;
 #[cfg(not(interner_loom))]
 use crate::raw::bytes::prefetch;
-use crate::raw::sizes::{LOAD, SEGMENT_BUCKETS, SPLITS_PER_STEP, WORDS};
+use crate::raw::sizes::{SEGMENT_BUCKETS, SPLITS_PER_STEP, WORDS};
 use crate::sync::{AtomicPtr, AtomicU64, Ordering};
 
 impl Table {
@@ -26,7 +26,7 @@ impl Table {
         let mut splits = 0;
         while splits < SPLITS_PER_STEP {
             let level = next.level();
-            if level >= MAX_LEVEL || writer.entries <= LOAD * next.buckets() {
+            if level >= MAX_LEVEL || writer.entries <= capacity_of(next.buckets()) {
                 break;
             }
             let target = next.buckets();
@@ -46,7 +46,7 @@ impl Table {
         // were stored before this release.
         self.shape.store(next.pack(), Ordering::Release);
         // The next step's source buckets, a step (`LOAD * SPLITS_PER_STEP`,
-        // 56 inserts) ahead: reading them cold stalled the insert that
+        // 56 inserts, or 40 past `LARGE_TABLE_BUCKETS`) ahead: reading them cold stalled the insert that
         // splits (`docs/history.md`).
         // Not in loom builds: a hint, whose loads would only add
         // interleavings to the models.

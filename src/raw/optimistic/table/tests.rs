@@ -110,3 +110,38 @@ fn a_split_that_cannot_allocate_loses_no_word() {
     assert!(Shape::unpack(table.shape.load(Ordering::Relaxed)).split > 0);
     assert!(finds_all(&table, &keys) && finds_all(&table, &[next]));
 }
+
+#[test]
+fn a_large_table_splits_to_its_own_load() {
+    // `LOAD` a bucket, then a ramp down to `LARGE_LOAD` over a level:
+    // continuous, increasing, and `buckets_for` its inverse.
+    use crate::raw::sizes::{LARGE_LOAD, LARGE_TABLE_BUCKETS as T};
+    assert_eq!(capacity_of(T - 1), LOAD * (T - 1));
+    assert_eq!(capacity_of(T), LOAD * T);
+    assert_eq!(capacity_of(2 * T), LARGE_LOAD * 2 * T);
+    assert_eq!(capacity_of(3 * T), LARGE_LOAD * 3 * T);
+    for buckets in [1, T - 1, T, T + 1, T + T / 2, 2 * T - 1, 2 * T, 3 * T] {
+        assert!(capacity_of(buckets) < capacity_of(buckets + 1));
+        assert_eq!(buckets_for(capacity_of(buckets)), buckets);
+    }
+    // A table filled past the ramp: every word found, the load met.
+    if cfg!(miri) {
+        return;
+    }
+    let entries = LARGE_LOAD * 2 * T + 100_000;
+    let keys: Vec<(u64, u32)> = (0..u32::try_from(entries).unwrap())
+        .map(|at| (u64::from(at).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 7, at))
+        .collect();
+    let (table, mut writer) = (Table::new(), TableWriter::default());
+    for &(hash, at) in &keys {
+        table
+            .insert(&mut writer, hash, Ref::from_bits(at), 0)
+            .unwrap();
+    }
+    let buckets = Shape::unpack(table.shape.load(Ordering::Relaxed)).buckets();
+    assert!(
+        (entries / LARGE_LOAD - SPLITS_PER_STEP..=entries / LARGE_LOAD + 1).contains(&buckets),
+        "{buckets} buckets for {entries} entries"
+    );
+    assert!(finds_all(&table, &keys));
+}
