@@ -144,6 +144,17 @@ impl<const STRIPED_AFTER: usize> OptimisticShard<STRIPED_AFTER> {
         };
         Some(crate::raw::bytes_eq(kept.bytes(), bytes).then_some(id))
     }
+
+    /// The lock-free probe of the name placed at `(hash, probe)`
+    /// ([`RawShard::placement`]): the frozen shard, then its stripes. May
+    /// miss an entry inserted concurrently (a false miss), never returns a
+    /// wrong one.
+    #[inline(always)]
+    fn find_placed(&self, hash: u64, probe: Probe<'_>) -> Option<Entry<'_>> {
+        self.raw
+            .find_probed(hash, probe)
+            .or_else(|| find_in_stripes(self.stripes.get()?, hash, probe))
+    }
 }
 
 impl<const STRIPED_AFTER: usize> core::fmt::Debug for OptimisticShard<STRIPED_AFTER> {
@@ -353,11 +364,7 @@ impl<const STRIPED_AFTER: usize> FastPath for OptimisticShard<STRIPED_AFTER> {
                 probed: false,
             }));
         }
-        let found = self
-            .raw
-            .find_probed(hash, probe)
-            .or_else(|| find_in_stripes(self.stripes.get()?, hash, probe));
-        match found {
+        match self.find_placed(hash, probe) {
             Some(entry) => {
                 if run != 0 {
                     miss_run::end();

@@ -190,32 +190,16 @@ impl RawShard {
     /// never returns a wrong one.
     #[cfg(test)]
     pub(crate) fn find_by_bytes(&self, bytes: &[u8]) -> Option<Entry<'_>> {
-        self.find_hashed(bytes, |_, _| None).ok()
-    }
-
-    /// [`find_by_bytes`](Self::find_by_bytes), and if it misses, whatever
-    /// `then` finds from the bytes' hash and [`Probe`] (the NC's stripes,
-    /// made after this shard and placing by its seed:
-    /// [`StripedShard::find_probed`](super::striped::StripedShard::find_probed));
-    /// if that misses too, the bytes' hash
-    /// ([`bytes_hash`](Self::bytes_hash)) for the insert. A name of 17 to 64
-    /// bytes is hashed and compared from one computation of its chunks
-    /// ([`mid_name`]), for both probes.
-    #[inline(always)]
-    pub(crate) fn find_hashed<'s>(
-        &'s self,
-        bytes: &[u8],
-        then: impl FnOnce(u64, Probe<'_>) -> Option<Entry<'s>>,
-    ) -> Result<Entry<'s>, u64> {
         let (hash, probe) = self.placement(bytes);
         self.find_probed(hash, probe)
-            .or_else(|| then(hash, probe))
-            .ok_or(hash)
     }
 
     /// The bytes' hash ([`bytes_hash`](Self::bytes_hash)) and how a probe
     /// compares them: a name of 17 to 64 bytes hashed from the chunks it
-    /// is compared by ([`mid_name`]).
+    /// is compared by ([`mid_name`]), computed once for every shard probed
+    /// ([`find_probed`](Self::find_probed); an NC's stripes, made after
+    /// this shard and placing by its seed:
+    /// [`StripedShard::find_probed`](super::striped::StripedShard::find_probed)).
     #[inline(always)]
     pub(crate) fn placement<'b>(&self, bytes: &'b [u8]) -> (u64, Probe<'b>) {
         let seed = self.hot.seed;
@@ -501,7 +485,7 @@ impl RawShard {
     }
 }
 
-/// A name as a lock-free probe compares it ([`RawShard::find_hashed`]): a
+/// A name as a lock-free probe compares it ([`RawShard::find_probed`]): a
 /// name of 17 to 64 bytes by its chunks ([`mid_name`]), computed once for
 /// every shard probed, any other by its bytes.
 #[derive(Clone, Copy)]

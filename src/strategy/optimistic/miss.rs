@@ -9,7 +9,7 @@ use super::super::admission::{check_cap, compare};
 use super::super::shard::{ConflictSink, IdSource, Interned, Key, Placement, Refusal};
 use super::super::stripes::Stripes;
 use super::super::Registered;
-use super::{find_in_stripes, miss_run, OptimisticShard};
+use super::{miss_run, OptimisticShard};
 use crate::raw::{AppendError, ByBytes, StripedShard, WriteGuard, MAX_SLABS};
 
 impl<const STRIPED_AFTER: usize> OptimisticShard<STRIPED_AFTER> {
@@ -56,10 +56,8 @@ impl<const STRIPED_AFTER: usize> OptimisticShard<STRIPED_AFTER> {
     #[cold]
     #[inline(never)]
     fn probe_skipped(&self, bytes: &[u8]) -> Option<u64> {
-        let found = self.raw.find_hashed(bytes, |hash, probe| {
-            find_in_stripes(self.stripes.get()?, hash, probe)
-        });
-        found.ok().map(|entry| entry.id())
+        let (hash, probe) = self.raw.placement(bytes);
+        self.find_placed(hash, probe).map(|entry| entry.id())
     }
 
     /// [`write_or_stripe`](Self::write_or_stripe) when another thread held
