@@ -46,8 +46,8 @@ impl Table {
         // were stored before this release.
         self.shape.store(next.pack(), Ordering::Release);
         // The next step's source buckets, a step (`LOAD * SPLITS_PER_STEP`,
-        // 56 inserts, or 40 past `LARGE_TABLE_BUCKETS`) ahead: reading them cold stalled the insert that
-        // splits (`docs/history.md`).
+        // 56 inserts; fewer once a large table's load falls) ahead: reading
+        // them cold stalled the insert that splits (`docs/history.md`).
         // Not in loom builds: a hint, whose loads would only add
         // interleavings to the models.
         #[cfg(not(interner_loom))]
