@@ -133,6 +133,62 @@ fn every_module_of_src_raw_is_a_strategys_and_has_mutants() {
     }
 }
 
+/// Every file of `src/raw/` with a memory-ordering site (a test file
+/// aside) is one that `loom-tests/mutants.sh` weakens: a file split off
+/// into a new directory must join a module's `sites` there, or its
+/// orderings would go unchecked.
+#[test]
+fn every_ordering_site_of_src_raw_is_a_mutants_site() {
+    let mutants = read("loom-tests/mutants.sh");
+    let patterns: Vec<&str> = mutants
+        .lines()
+        .filter_map(|line| {
+            line.split_once(" sites='")?
+                .1
+                .split_once('\'')
+                .map(|(s, _)| s)
+        })
+        .flat_map(str::split_whitespace)
+        .collect();
+    assert!(
+        !patterns.is_empty(),
+        "mutants.sh names its sites as sites='...'"
+    );
+    let covered = |path: &str| {
+        patterns
+            .iter()
+            .any(|pattern| match pattern.strip_suffix("*.rs") {
+                Some(dir) => path
+                    .strip_prefix(dir)
+                    .is_some_and(|name| !name.contains('/')),
+                None => *pattern == path,
+            })
+    };
+    let mut dirs = vec!["src/raw".to_string()];
+    let mut uncovered = Vec::new();
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(root().join(&dir)).unwrap() {
+            let entry = entry.unwrap();
+            let name = entry.file_name().into_string().unwrap();
+            let path = format!("{dir}/{name}");
+            if entry.file_type().unwrap().is_dir() {
+                dirs.push(path);
+                continue;
+            }
+            let ordered = ["Release", "Acquire", "AcqRel", "SeqCst"]
+                .iter()
+                .any(|ordering| read(&path).contains(&format!("Ordering::{ordering}")));
+            if name.ends_with(".rs") && name != "tests.rs" && ordered && !covered(&path) {
+                uncovered.push(path);
+            }
+        }
+    }
+    assert!(
+        uncovered.is_empty(),
+        "files of src/raw/ with ordering sites that loom-tests/mutants.sh never weakens: {uncovered:?}"
+    );
+}
+
 /// The files of `dir` (relative to the repository) whose names end with
 /// one of `extensions`.
 fn files(dir: &str, extensions: &[&str]) -> Vec<PathBuf> {
