@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Proves the loom models have teeth: for every memory-ordering site in
-# src/raw/*.rs, src/raw/optimistic/*.rs, its table/*.rs and its shard's reads.rs and write.rs (each `Ordering::Release`, `Acquire`, `AcqRel` or `SeqCst`),
+# src/raw/*.rs, src/raw/optimistic/*.rs, its table/*.rs, its log/append.rs and its shard's reads.rs and write.rs (each `Ordering::Release`, `Acquire`, `AcqRel` or `SeqCst`),
 # builds a copy of the tree with only that site weakened to `Relaxed`, runs
 # the loom models on it, and reports whether a model failed (the mutant was
 # caught). Exits non-zero if any mutant survives, or if the unmutated models
@@ -24,7 +24,7 @@ set -euo pipefail
 # them, per module: the optimistic shard's by default. A strategy's new
 # module of src/raw/ needs its line here, or verify.sh stops at it.
 case "${1:-optimistic}" in
-    optimistic) sites='src/raw/*.rs src/raw/optimistic/*.rs src/raw/optimistic/table/*.rs src/raw/optimistic/shard/reads.rs src/raw/optimistic/shard/write.rs' target=models ;;
+    optimistic) sites='src/raw/*.rs src/raw/optimistic/*.rs src/raw/optimistic/table/*.rs src/raw/optimistic/log/append.rs src/raw/optimistic/shard/reads.rs src/raw/optimistic/shard/write.rs' target=models ;;
     lock_free) sites='src/raw/lock_free/*.rs' target=lock_free ;;
     *) echo "usage: $0 [optimistic|lock_free]: no sites or models for module '$1'" >&2; exit 2 ;;
 esac

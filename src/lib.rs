@@ -146,8 +146,10 @@
 //! names. A thread whose last eight interns into an NC all inserted (one
 //! filling it) is predicted to insert again: its next intern prefetches
 //! the name's bucket and takes the lock without the lock-free probe that
-//! would wait for that bucket to say "absent", and the probe under the
-//! lock decides. If the name is there after all, that one hit has tried
+//! would wait for that bucket to say "absent"; under the lock it writes
+//! the record while the bucket's line is on its way, then the probe
+//! decides (a name found there takes the unpublished record back). If the
+//! name is there after all, that one hit has tried
 //! the NC's lock (it never waits: a held lock sends it to the lock-free
 //! probe) and computed the id, and the thread's next intern probes first
 //! again; a thread that mostly hits never skips a probe. An NC that no

@@ -425,6 +425,7 @@ impl<const STRIPED_AFTER: usize> FastPath for OptimisticShard<STRIPED_AFTER> {
                                     miss.bytes,
                                     Some(hash),
                                     outcome,
+                                    false,
                                     conflicts,
                                 )
                             })

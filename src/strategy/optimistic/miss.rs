@@ -155,6 +155,7 @@ pub(super) fn intern_miss<const STRIPED_AFTER: usize>(
         key.bytes,
         by_bytes,
         outcome,
+        predicted,
         conflicts,
     )?;
     drop(writer);
@@ -200,7 +201,11 @@ pub(super) fn looks_id_up<const STRIPED_AFTER: usize>(
 /// found and indexed by its bytes; then, unless `outcome` asks for the id
 /// to be looked up, an entry under the id with other bytes is left for the
 /// next settle to find. A caller's id (no `by_bytes`) is always looked up.
+/// A `predicted` miss ([`miss_run`]: no lock-free probe loaded the bucket's
+/// line, which the hit path prefetched) appends before it probes
+/// ([`WriteGuard::insert_unless_found`]).
 /// Inlined into the miss path ([`intern_miss`]).
+#[allow(clippy::too_many_arguments)]
 #[inline(always)]
 pub(super) fn register_locked<const STRIPED_AFTER: usize>(
     shard: &OptimisticShard<STRIPED_AFTER>,
@@ -209,10 +214,20 @@ pub(super) fn register_locked<const STRIPED_AFTER: usize>(
     bytes: &[u8],
     by_bytes: Option<u64>,
     outcome: bool,
+    predicted: bool,
     conflicts: ConflictSink<'_>,
 ) -> Result<Registered, Refusal> {
     let mut index = by_bytes.map(ByBytes::hash);
     match by_bytes {
+        Some(hash) if !outcome && predicted => {
+            // No cap to charge: an NC with one looks ids up (`outcome`).
+            debug_assert_eq!(shard.raw.byte_cap(), usize::MAX);
+            return match writer.insert_unless_found(id, bytes, hash) {
+                Ok(Ok(_)) => Ok(Registered::Inserted),
+                Ok(Err(_)) => Ok(Registered::AlreadyPresent),
+                Err(refused) => Err(refusal(refused, writer)),
+            };
+        }
         Some(hash) if !outcome => match writer.find_by_hash(hash, bytes) {
             Ok(_) => return Ok(Registered::AlreadyPresent),
             // Where the word goes, found on the probe's walk.
@@ -232,11 +247,17 @@ pub(super) fn register_locked<const STRIPED_AFTER: usize>(
     check_cap(writer.bytes(), shard.raw.byte_cap(), bytes.len())?;
     writer
         .insert_hashed(id, bytes, index, None)
-        .map_err(|refused| match refused {
-            AppendError::OutOfMemory => Refusal::OutOfMemory,
-            AppendError::Full => Refusal::SlabsExhausted {
-                slabs: writer.slab_limit(),
-            },
-        })?;
+        .map_err(|refused| refusal(refused, writer))?;
     Ok(Registered::Inserted)
+}
+
+/// The refusal of an append that `writer`'s log refused.
+#[cold]
+fn refusal(refused: AppendError, writer: &WriteGuard<'_>) -> Refusal {
+    match refused {
+        AppendError::OutOfMemory => Refusal::OutOfMemory,
+        AppendError::Full => Refusal::SlabsExhausted {
+            slabs: writer.slab_limit(),
+        },
+    }
 }

@@ -1,5 +1,6 @@
 //! The log's unit tests: slab capacities.
 
+use super::append::slab_capacity;
 use super::*;
 
 /// An unlimited log's first slabs are 1, 2, 4 and 8 KiB blocks, then

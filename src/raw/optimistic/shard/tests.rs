@@ -34,6 +34,42 @@ fn insert_find_grow() {
     assert_eq!(seen, (0..N).collect::<Vec<_>>(), "the walk sees each once");
 }
 
+/// A predicted miss's insert appends before it probes: when the probe
+/// finds the bytes, the append is taken back, so each record lies where a
+/// log that never made that append puts it, and each entry is counted and
+/// walked once.
+#[test]
+fn an_insert_that_finds_its_bytes_takes_its_append_back() {
+    let (shard, plain) = (RawShard::new(0), RawShard::new(0));
+    let mut bytes = 0;
+    for i in 0..N {
+        let name = key(i);
+        let hash = shard.bytes_hash(&name);
+        let mut writer = shard.write();
+        let at = writer.insert_unless_found(i, &name, hash).unwrap().ok();
+        let hash = plain.bytes_hash(&name);
+        let by = ByBytes::hash(hash);
+        let wanted = plain.write().insert_hashed(i, &name, Some(by), None);
+        assert_eq!(at, wanted.ok(), "{i}: where the record lies");
+        bytes += name.len();
+        let again = key(i / 2);
+        let hash = shard.bytes_hash(&again);
+        let found = writer.insert_unless_found(i / 2, &again, hash).unwrap();
+        assert_eq!(found.err().map(|entry| entry.id()), Some(i / 2), "{i}");
+    }
+    assert_eq!((shard.len() as u64, shard.bytes()), (N, bytes));
+    let mut seen = Vec::new();
+    shard.for_each(|e| seen.push(e.id()));
+    seen.sort_unstable();
+    assert!(
+        seen == (0..N).collect::<Vec<_>>(),
+        "the walk sees each once"
+    );
+    for i in 0..N {
+        assert_eq!(shard.find_by_bytes(&key(i)).unwrap().id(), i);
+    }
+}
+
 /// A placement's hash is the bytes' hash, for names of every length (the
 /// mid-sized ones hashed from their chunks); prefetching its bucket reads
 /// nothing, with or without a table.

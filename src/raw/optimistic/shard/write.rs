@@ -159,28 +159,97 @@ impl<'a> WriteGuard<'a> {
     ) -> Result<Ref, AppendError> {
         debug_assert!(by_bytes.is_none_or(|by| by.hash == self.shard.bytes_hash(bytes)));
         let shard = self.shard;
+        let writer = self.prepare(by_bytes.is_some())?;
+        let at = shard.hot.log.append(&mut writer.log, id, bytes, number)?;
+        Self::publish_indexed(shard, writer, at, bytes.len(), by_bytes);
+        Ok(at)
+    }
+
+    /// A predicted miss's insert (the optimistic strategy's `miss_run`):
+    /// [`find_by_hash`](Self::find_by_hash), then
+    /// [`insert_hashed`](Self::insert_hashed) of `id → bytes` indexed by
+    /// their hash `hash` (unnumbered) if the table does not hold them, but
+    /// with the append first, when the newest slab has room for it
+    /// ([`LogWriter::mark_before`]): the record's lines are written while
+    /// the bucket's line, which the caller prefetched, is still on its way,
+    /// instead of after it arrived. If the table holds the bytes after all,
+    /// the append is taken back ([`Log::take_back`](crate::raw::optimistic::log::Log::take_back):
+    /// it was never published) and `Ok(Err)` names the entry found.
+    #[inline(always)]
+    pub(crate) fn insert_unless_found(
+        &mut self,
+        id: u64,
+        bytes: &[u8],
+        hash: u64,
+    ) -> Result<Result<Ref, Entry<'a>>, AppendError> {
+        let shard = self.shard;
+        let room = self
+            .writer
+            .as_ref()
+            .and_then(|writer| writer.log.mark_before(id, bytes.len()));
+        let Some(mark) = room else {
+            return match self.find_by_hash(hash, bytes) {
+                Ok(entry) => Ok(Err(entry)),
+                Err(by) => self.insert_hashed(id, bytes, Some(by), None).map(Ok),
+            };
+        };
+        // A writer with a slab has made the by-id side: only the table's
+        // spares may be missing.
+        let at = {
+            let writer = self.prepare(true)?;
+            shard.hot.log.append(&mut writer.log, id, bytes, None)?
+        };
+        let found = self.find_by_hash(hash, bytes);
+        let writer = self.writer.as_mut().expect("made above");
+        match found {
+            Ok(entry) => {
+                shard.hot.log.take_back(&mut writer.log, mark);
+                Ok(Err(entry))
+            }
+            Err(by) => {
+                Self::publish_indexed(shard, writer, at, bytes.len(), Some(by));
+                Ok(Ok(at))
+            }
+        }
+    }
+
+    /// The writer's state before an append: made on first use, with the
+    /// by-id side, and the table's spares stocked if the entry is to be
+    /// `indexed` by its bytes. On a refusal the shard is unchanged.
+    #[inline(always)]
+    fn prepare(&mut self, indexed: bool) -> Result<&mut Writer, AllocError> {
+        let shard = self.shard;
         self.writer_mut()?;
-        let log = &shard.hot.log;
         if shard.hot.ids.load(Ordering::Relaxed).is_null() {
             self.make_id_side()?;
         }
         let writer = self.writer.as_mut().expect("made above");
-        if by_bytes.is_some() {
+        if indexed {
             shard
                 .hot
                 .table
                 .reserve(&mut writer.table, shard.hot.capacity)?;
         }
-        let at = log.append(&mut writer.log, id, bytes, number)?;
+        Ok(writer)
+    }
+
+    /// Counts the record appended at `at` (of `len` bytes of string),
+    /// publishes it to walks, then indexes it by its bytes if `by_bytes`.
+    #[inline(always)]
+    fn publish_indexed(
+        shard: &RawShard,
+        writer: &mut Writer,
+        at: Ref,
+        len: usize,
+        by_bytes: Option<ByBytes<'_>>,
+    ) {
         // Under the lock: plain stores, no read-modify-write needed. The
         // count before the publication, so that a settle that acquires the
         // log's end sees at least the entries before it (the map's room).
         shard
             .entries
             .store(shard.len() as u32 + 1, Ordering::Relaxed);
-        shard
-            .bytes
-            .store(shard.bytes() + bytes.len(), Ordering::Relaxed);
+        shard.bytes.store(shard.bytes() + len, Ordering::Relaxed);
         // Published to walks before hits can find it: a thread whose intern
         // returned through a hit on this entry may snapshot at once, and
         // the snapshot must hold it (`tests/it/hit_then_snapshot.rs`).
@@ -191,7 +260,6 @@ impl<'a> WriteGuard<'a> {
                 .table
                 .insert_reserved(&mut writer.table, by.hash, at, by.vacancy);
         }
-        Ok(at)
     }
 
     /// The by-id side, made before the shard's first entry is published.
