@@ -33,6 +33,10 @@ mod once_box;
 mod optimistic;
 mod sizes;
 
+/// Unit tests' fault injection ([`alloc::refusals`]): every fallible
+/// allocation of `raw` on the arming thread fails.
+#[cfg(test)]
+pub(crate) use self::alloc::refusals;
 pub(crate) use self::bytes::bytes_eq;
 #[cfg(feature = "lock-free")]
 pub(crate) use self::lock_free::{Inserted, RawLockFreeShard};

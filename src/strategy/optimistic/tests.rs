@@ -204,6 +204,36 @@ fn a_run_of_inserts_predicts_a_miss_and_a_hit_ends_it() {
     .unwrap();
 }
 
+/// A predicted miss whose append-first path cannot stock the table's
+/// spares (memory refused) probes first instead: a name the NC holds is
+/// answered as present whatever memory is left. Runs of eight inserts
+/// are made with memory, each followed by an intern of a present name
+/// with every allocation of `raw` refused, often enough that some find the
+/// spares short.
+#[test]
+fn a_predicted_hit_is_answered_when_memory_runs_out() {
+    use crate::raw::refusals;
+    std::thread::spawn(|| {
+        let log = ConflictLog::try_new().unwrap();
+        let sink = ConflictSink::new(&log, usize::MAX, 0);
+        let nc = shard(usize::MAX, usize::MAX);
+        let runs = if cfg!(miri) { 20 } else { 2000 };
+        for run in 0..runs {
+            for i in 0..miss_run::PREDICT_AFTER {
+                let name = format!("name {run} {i}");
+                intern_plain(&nc, sink, &name).unwrap();
+            }
+            refusals::arm();
+            let answer = intern_plain(&nc, sink, "name 0 0");
+            refusals::disarm();
+            let id = crate::get_id(b"name 0 0");
+            assert_eq!(answer, Ok((id, Registered::AlreadyPresent)), "{run}");
+        }
+    })
+    .join()
+    .unwrap();
+}
+
 /// A miss predicted without a probe that finds the NC's lock held probes
 /// lock-free before it would wait: a name the NC holds is answered without
 /// the lock, and the NC does not move to stripes.

@@ -174,7 +174,9 @@ impl<'a> WriteGuard<'a> {
     /// the bucket's line, which the caller prefetched, is still on its way,
     /// instead of after it arrived. If the table holds the bytes after all,
     /// the append is taken back ([`Log::take_back`](crate::raw::optimistic::log::Log::take_back):
-    /// it was never published) and `Ok(Err)` names the entry found.
+    /// it was never published) and `Ok(Err)` names the entry found. On a
+    /// refusal ([`AppendError`]) the shard is unchanged, and the caller
+    /// does not know whether it holds the bytes.
     #[inline(always)]
     pub(crate) fn insert_unless_found(
         &mut self,
