@@ -220,14 +220,11 @@ pub(super) fn register_locked<const STRIPED_AFTER: usize>(
     if let (Some(hash), false, true) = (by_bytes, outcome, predicted) {
         // No cap to charge: an NC with one looks ids up (`outcome`).
         debug_assert_eq!(shard.raw.byte_cap(), usize::MAX);
-        match writer.insert_unless_found(id, bytes, hash) {
-            Ok(Ok(_)) => return Ok(Registered::Inserted),
-            Ok(Err(_)) => return Ok(Registered::AlreadyPresent),
-            // Refused with nothing changed (the table's spares could not
-            // be stocked): the probe first, below, so that a name the NC
-            // holds is answered whatever memory is left.
-            Err(_) => {}
-        }
+        return match writer.insert_unless_found(id, bytes, hash) {
+            Ok(Ok(_)) => Ok(Registered::Inserted),
+            Ok(Err(_)) => Ok(Registered::AlreadyPresent),
+            Err(refused) => Err(refusal(refused, writer)),
+        };
     }
     let mut index = by_bytes.map(ByBytes::hash);
     match by_bytes {

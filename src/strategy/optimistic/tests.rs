@@ -217,7 +217,7 @@ fn a_predicted_hit_is_answered_when_memory_runs_out() {
         let log = ConflictLog::try_new().unwrap();
         let sink = ConflictSink::new(&log, usize::MAX, 0);
         let nc = shard(usize::MAX, usize::MAX);
-        let runs = if cfg!(miri) { 20 } else { 2000 };
+        let runs = if cfg!(miri) { 20 } else { 10_000 };
         for run in 0..runs {
             for i in 0..miss_run::PREDICT_AFTER {
                 let name = format!("name {run} {i}");

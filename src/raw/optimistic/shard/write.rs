@@ -174,9 +174,9 @@ impl<'a> WriteGuard<'a> {
     /// the bucket's line, which the caller prefetched, is still on its way,
     /// instead of after it arrived. If the table holds the bytes after all,
     /// the append is taken back ([`Log::take_back`](crate::raw::optimistic::log::Log::take_back):
-    /// it was never published) and `Ok(Err)` names the entry found. On a
-    /// refusal ([`AppendError`]) the shard is unchanged, and the caller
-    /// does not know whether it holds the bytes.
+    /// it was never published) and `Ok(Err)` names the entry found. A
+    /// refusal ([`AppendError`]) is the insert's: the table does not hold
+    /// the bytes, and the shard is unchanged.
     #[inline(always)]
     pub(crate) fn insert_unless_found(
         &mut self,
@@ -189,18 +189,18 @@ impl<'a> WriteGuard<'a> {
             .writer
             .as_ref()
             .and_then(|writer| writer.log.mark_before(id, bytes.len()));
-        let Some(mark) = room else {
+        // A writer with a slab has made the by-id side: only the table's
+        // spares may be missing. Without room in the slab, or if the spares
+        // cannot be stocked (nothing changed), the probe goes first, so
+        // that bytes the table holds are found whatever memory is left.
+        let Some(mark) = room.filter(|_| self.prepare(true).is_ok()) else {
             return match self.find_by_hash(hash, bytes) {
                 Ok(entry) => Ok(Err(entry)),
                 Err(by) => self.insert_hashed(id, bytes, Some(by), None).map(Ok),
             };
         };
-        // A writer with a slab has made the by-id side: only the table's
-        // spares may be missing.
-        let at = {
-            let writer = self.prepare(true)?;
-            shard.hot.log.append(&mut writer.log, id, bytes, None)?
-        };
+        let writer = self.writer.as_mut().expect("prepared above");
+        let at = shard.hot.log.append(&mut writer.log, id, bytes, None)?;
         let found = self.find_by_hash(hash, bytes);
         let writer = self.writer.as_mut().expect("made above");
         match found {
