@@ -317,7 +317,7 @@ impl TableWriter {
     /// taking fresh ones from the pools if it must. Inline for the common
     /// case, a spare already held: every insert asks for one, and few link
     /// one.
-    #[inline]
+    #[inline(always)]
     pub(super) fn stock_spares(&mut self, count: usize) -> Result<(), AllocError> {
         if self.spares() >= count {
             return Ok(());

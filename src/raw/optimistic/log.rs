@@ -295,21 +295,25 @@ struct Tail {
 }
 
 /// The writer's tail before an append that may be taken back
-/// ([`Log::take_back`]).
+/// ([`Log::take_back`]), and the size of that append's record, which fits
+/// the tail's slab with room to spare ([`Log::append_marked`]).
 #[derive(Clone, Copy)]
-pub(crate) struct Mark(Tail);
+pub(crate) struct Mark {
+    tail: Tail,
+    size: usize,
+}
 
 impl LogWriter {
     /// A mark to take the next append back to, if that append is of `id →`
     /// `len` bytes, unnumbered, and fits the newest slab with room to
     /// spare: it then neither opens a slab nor fills one, so the tail's
     /// depth is all it moves.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn mark_before(&self, id: u64, len: usize) -> Option<Mark> {
         let size = record::record_size(id, len, false)?;
         self.tail
             .filter(|tail| size < tail.capacity - tail.depth)
-            .map(Mark)
+            .map(|tail| Mark { tail, size })
     }
 
     /// Holds the log to at most `slabs` slabs (and never more than

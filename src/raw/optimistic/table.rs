@@ -422,7 +422,7 @@ impl Table {
     /// needs: the first directory and segments (room for `capacity`
     /// entries) if the table has none, and a spare overflow bucket. Only the
     /// writer calls this, on every insert: inline.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn reserve(
         &self,
         writer: &mut TableWriter,

@@ -72,15 +72,47 @@ impl Log {
         Ok(Ref::new(slab, depth))
     }
 
+    /// [`append`](Self::append) of `(id, bytes)`, unnumbered, where `mark`
+    /// ([`LogWriter::mark_before`] of the same id and length, the writer
+    /// unchanged since) found room to spare: it neither opens nor fills a
+    /// slab, so it cannot fail, and only the tail's depth moves.
+    #[inline(always)]
+    pub(crate) fn append_marked(
+        &self,
+        writer: &mut LogWriter,
+        mark: Mark,
+        id: u64,
+        bytes: &[u8],
+    ) -> Ref {
+        let Mark { tail, size } = mark;
+        debug_assert_eq!(record::record_size(id, bytes.len(), false), Some(size));
+        debug_assert!(writer
+            .tail
+            .is_some_and(|now| now.top == tail.top && now.depth == tail.depth));
+        let slab = writer.slabs.len() - 1;
+        let depth = tail.depth + size;
+        debug_assert!(depth < tail.capacity);
+        // SAFETY: `depth < capacity` (`mark_before`), and the slab's bytes
+        // begin `capacity` below its top (`new_slab`).
+        let start = unsafe { NonNull::new_unchecked(tail.top.as_ptr().sub(depth)) };
+        // SAFETY: as `append`'s: the `size` bytes at `start` are the
+        // slab's own, below every record appended before, unpublished.
+        unsafe { record::write(start, id, bytes, None) };
+        let dir = writer.dir.expect("a slab was made, so a directory exists");
+        dir.slabs()[slab].witnesses.wrote(depth - 1);
+        writer.tail = Some(Tail { depth, ..tail });
+        Ref::new(slab, depth)
+    }
+
     /// Takes back the one append made since `mark`
     /// ([`LogWriter::mark_before`]), which nothing has published: the
     /// next append writes over its bytes, and no reader reached them (they
     /// lie past the published end).
     #[inline]
     pub(crate) fn take_back(&self, writer: &mut LogWriter, mark: Mark) {
-        let after = |tail: Tail| tail.top == mark.0.top && tail.depth > mark.0.depth;
+        let after = |tail: Tail| tail.top == mark.tail.top && tail.depth > mark.tail.depth;
         debug_assert!(writer.tail.is_some_and(after));
-        writer.tail = Some(mark.0);
+        writer.tail = Some(mark.tail);
     }
 
     /// Opens a new slab for a record of `size` bytes (of

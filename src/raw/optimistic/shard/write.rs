@@ -185,22 +185,30 @@ impl<'a> WriteGuard<'a> {
         hash: u64,
     ) -> Result<Result<Ref, Entry<'a>>, AppendError> {
         let shard = self.shard;
-        let room = self
-            .writer
-            .as_ref()
-            .and_then(|writer| writer.log.mark_before(id, bytes.len()));
-        // A writer with a slab has made the by-id side: only the table's
-        // spares may be missing. Without room in the slab, or if the spares
-        // cannot be stocked (nothing changed), the probe goes first, so
-        // that bytes the table holds are found whatever memory is left.
-        let Some(mark) = room.filter(|_| self.prepare(true).is_ok()) else {
+        // A writer with a slab has made the by-id side: only the table may
+        // lack its directory or a spare. Without room in the slab, or if
+        // the table's needs cannot be allocated (nothing changed), the
+        // probe goes first, so that bytes the table holds are found
+        // whatever memory is left.
+        let room = match self.writer.as_deref_mut() {
+            Some(writer) => match writer.log.mark_before(id, bytes.len()) {
+                Some(mark) if shard.reserve_table(writer).is_ok() => Some(mark),
+                _ => None,
+            },
+            None => None,
+        };
+        let Some(mark) = room else {
             return match self.find_by_hash(hash, bytes) {
                 Ok(entry) => Ok(Err(entry)),
                 Err(by) => self.insert_hashed(id, bytes, Some(by), None).map(Ok),
             };
         };
-        let writer = self.writer.as_mut().expect("prepared above");
-        let at = shard.hot.log.append(&mut writer.log, id, bytes, None)?;
+        debug_assert!(!shard.hot.ids.load(Ordering::Relaxed).is_null());
+        let writer = self.writer.as_mut().expect("marked above");
+        let at = shard
+            .hot
+            .log
+            .append_marked(&mut writer.log, mark, id, bytes);
         let found = self.find_by_hash(hash, bytes);
         let writer = self.writer.as_mut().expect("made above");
         match found {
@@ -227,10 +235,7 @@ impl<'a> WriteGuard<'a> {
         }
         let writer = self.writer.as_mut().expect("made above");
         if indexed {
-            shard
-                .hot
-                .table
-                .reserve(&mut writer.table, shard.hot.capacity)?;
+            shard.reserve_table(writer)?;
         }
         Ok(writer)
     }
@@ -276,5 +281,15 @@ impl<'a> WriteGuard<'a> {
             .ids
             .store(Box::into_raw(side), Ordering::Relaxed);
         Ok(())
+    }
+}
+
+impl RawShard {
+    /// What the next insert into the by-bytes table needs
+    /// ([`Table::reserve`](crate::raw::optimistic::table::Table::reserve)),
+    /// `writer` the writer's state (the writer lock held).
+    #[inline(always)]
+    fn reserve_table(&self, writer: &mut Writer) -> Result<(), AllocError> {
+        self.hot.table.reserve(&mut writer.table, self.hot.capacity)
     }
 }
