@@ -11,18 +11,37 @@ use crate::raw::alloc::AllocError;
 #[cfg(not(interner_loom))]
 use crate::raw::bytes::prefetch;
 use crate::raw::sizes::{SEGMENT_BUCKETS, SPLITS_PER_STEP, WORDS};
-use crate::sync::{AtomicPtr, AtomicU64, Ordering};
+use crate::sync::Ordering;
+
+/// The buckets of a source chain whose movers a split records as bits
+/// ([`Sourced`]); the rare longer chain's are found again, for clearing,
+/// by their hash bit.
+const MASKED: usize = 4;
+
+const _: () = assert!(WORDS <= 8, "a bucket's movers fit a `u8`");
+
+/// What the split of one source bucket learned on its one walk of the
+/// source's chain, for the clear once the new shape is published: the
+/// movers' slots as bits (of the first [`MASKED`] buckets), the chain's
+/// length, and the words that stay.
+#[derive(Clone, Copy, Default)]
+struct Sourced {
+    source: usize,
+    level: u32,
+    movers: [u8; MASKED],
+    buckets: usize,
+    left: usize,
+}
 
 impl Table {
     /// Splits up to `SPLITS_PER_STEP` buckets, then publishes the new shape.
     /// Allocates nothing but the buckets themselves: the moved words are
-    /// found again, for clearing, by their hash bit. Out of line: an
-    /// insert that does not split should not carry its code.
+    /// cleared by the bits their split recorded. Out of line: an insert
+    /// that does not split should not carry its code.
     #[inline(never)]
     pub(super) fn split(&self, writer: &mut TableWriter, shape: Shape) {
         let mut next = shape;
-        // The buckets split, each with the hash bit its movers had set.
-        let mut split = [(0, 0); SPLITS_PER_STEP];
+        let mut split = [Sourced::default(); SPLITS_PER_STEP];
         let mut splits = 0;
         while splits < SPLITS_PER_STEP {
             let level = next.level();
@@ -30,12 +49,13 @@ impl Table {
                 break;
             }
             let target = next.buckets();
-            if self.ensure_segment(writer, target).is_err()
-                || self.split_one(writer, next.split, target, level).is_err()
-            {
+            if self.ensure_segment(writer, target).is_err() {
                 break;
             }
-            split[splits] = (next.split, level);
+            let Ok(sourced) = self.split_one(writer, next.split, target, level) else {
+                break;
+            };
+            split[splits] = sourced;
             splits += 1;
             next.split += 1;
             if next.split == 1 << level {
@@ -55,30 +75,29 @@ impl Table {
             prefetch(ptr::from_ref(Self::bucket(writer.current_dir(), source)).cast());
         }
         // A bucket splits at most once a step (a step splits fewer buckets
-        // than a level has), and only the writer stores: the words of a
-        // split bucket with its hash bit set are exactly those it copied.
-        for &(source, level) in &split[..splits] {
-            Self::clear_split(writer, source, level);
+        // than a level has), and only the writer stores: the words that a
+        // split recorded as movers are still where it found them.
+        for sourced in &split[..splits] {
+            Self::clear_split(writer, sourced);
         }
     }
 
-    /// Clears the words that the split of bucket `source` at `level`
-    /// copied out, then compacts the bucket's chain
-    /// ([`compact`](Self::compact)).
-    fn clear_split(writer: &mut TableWriter, source: usize, level: u32) {
-        let first = Self::bucket(writer.current_dir(), source);
-        let (mut left, mut buckets) = (0, 0);
-        for bucket in chain(first) {
-            buckets += 1;
-            // The movers' slots as bits, gathered without a branch a word
-            // (which words move is a coin toss), then cleared.
-            let mut movers = 0u32;
-            for (at, slot) in bucket.words.iter().enumerate() {
-                let word = slot.load(Ordering::Relaxed);
-                let moved = moves(word, level);
-                movers |= u32::from(moved) << at;
-                left += usize::from(word != 0 && !moved);
-            }
+    /// Clears the words that the split of `sourced` copied out, then
+    /// compacts the bucket's chain ([`compact`](Self::compact)).
+    fn clear_split(writer: &mut TableWriter, sourced: &Sourced) {
+        let first = Self::bucket(writer.current_dir(), sourced.source);
+        for (index, bucket) in chain(first).enumerate() {
+            let mut movers = match sourced.movers.get(index) {
+                Some(&movers) => u32::from(movers),
+                // Past the recorded buckets: found again by their hash bit.
+                None => bucket
+                    .words
+                    .iter()
+                    .enumerate()
+                    .fold(0, |movers, (at, slot)| {
+                        movers | u32::from(moves(slot.load(Ordering::Relaxed), sourced.level)) << at
+                    }),
+            };
             while movers != 0 {
                 // Relaxed: a reader that reads the cleared slot only misses.
                 bucket.words[movers.trailing_zeros() as usize].store(0, Ordering::Relaxed);
@@ -87,8 +106,8 @@ impl Table {
         }
         // A chain no longer than its words need (most: a bucket alone) is
         // left as it is.
-        if buckets > left.div_ceil(WORDS).max(1) {
-            Self::compact(writer, first, left);
+        if sourced.buckets > sourced.left.div_ceil(WORDS).max(1) {
+            Self::compact(writer, first, sourced.left);
         }
     }
 
@@ -152,29 +171,22 @@ impl Table {
         }
     }
 
-    /// Calls `f` on every slot of bucket `index`'s chain under `dir` (the
-    /// writer's current directory), in order.
-    fn for_each_slot(dir: NonNull<AtomicPtr<Bucket>>, index: usize, mut f: impl FnMut(&AtomicU64)) {
-        for bucket in chain(Self::bucket(dir, index)) {
-            bucket.words.iter().for_each(&mut f);
-        }
-    }
-
-    /// Copies the words of bucket `source` whose hash has bit `level` set
-    /// into the empty bucket `target` (the caller clears the originals
-    /// once the shape that reaches `target` is published). All-or-nothing:
-    /// every allocation it needs comes first, so that a failure leaves no
-    /// word copied. (A word copied into a bucket that the published shape
-    /// does not reach would have its original cleared, and its entry drop
-    /// out of the table: until it was indexed again, every hit on it would
-    /// take the lock.)
+    /// Copies the words of bucket `source`'s chain whose hash has bit
+    /// `level` set into the empty bucket `target`, and returns what the
+    /// clear needs: the movers' slots, recorded on the copy's walk (the
+    /// caller clears the originals once the shape that reaches `target` is
+    /// published). All-or-nothing: every allocation it needs comes first,
+    /// so that a failure leaves no word copied. (A word copied into a
+    /// bucket that the published shape does not reach would have its
+    /// original cleared, and its entry drop out of the table: until it was
+    /// indexed again, every hit on it would take the lock.)
     fn split_one(
         &self,
         writer: &mut TableWriter,
         source: usize,
         target: usize,
         level: u32,
-    ) -> Result<(), AllocError> {
+    ) -> Result<Sourced, AllocError> {
         // Placing words links spares, never a directory: `dir` stays current.
         let dir = writer.current_dir();
         let from = Self::bucket(dir, source);
@@ -183,16 +195,35 @@ impl Table {
         let to = Self::bucket(dir, target);
         debug_assert!(to.next.load(Ordering::Relaxed).is_null());
         debug_assert!(to.words.iter().all(|w| w.load(Ordering::Relaxed) == 0));
+        let mut sourced = Sourced {
+            source,
+            level,
+            buckets: 1,
+            ..Sourced::default()
+        };
         // Movers past the target's first bucket need overflow buckets, one
         // a `WORDS` of them, stocked before any word is copied. A source
-        // without overflow buckets has at most `WORDS` movers.
+        // without overflow buckets has at most `WORDS` movers (and its
+        // chain is never compacted: what stays needs no count).
         let mut movers = 0;
         if !from.next.load(Ordering::Relaxed).is_null() {
-            Self::for_each_slot(dir, source, |slot| {
-                movers += usize::from(moves(slot.load(Ordering::Relaxed), level));
-            });
+            let (mut buckets, mut words) = (0, 0);
+            for bucket in chain(from) {
+                buckets += 1;
+                for slot in &bucket.words {
+                    let word = slot.load(Ordering::Relaxed);
+                    movers += usize::from(moves(word, level));
+                    words += usize::from(word != 0);
+                }
+            }
             writer.stock_spares(movers.saturating_sub(1) / WORDS)?;
+            (sourced.buckets, sourced.left) = (buckets, words - movers);
         }
+        let record = |sourced: &mut Sourced, index: usize, movers: u8| {
+            if let Some(recorded) = sourced.movers.get_mut(index) {
+                *recorded = movers;
+            }
+        };
         if movers <= WORDS {
             // The common case: the movers fill the target's first slots in
             // order. Every word is stored into the target's next slot and
@@ -200,28 +231,39 @@ impl Table {
             // a coin toss. The slot after the last mover may so hold a word
             // that stays, cleared after.
             let mut at = 0;
-            Self::for_each_slot(dir, source, |slot| {
-                let word = slot.load(Ordering::Relaxed);
-                // Relaxed, the target's stores all: readers reach the target
-                // only through the shape that the step publishes with
-                // release after them.
-                if let Some(next) = to.words.get(at) {
-                    next.store(word, Ordering::Relaxed);
+            for (index, bucket) in chain(from).enumerate() {
+                let mut moved_here = 0u8;
+                for (slot, word) in bucket.words.iter().enumerate() {
+                    let word = word.load(Ordering::Relaxed);
+                    let moved = moves(word, level);
+                    // Relaxed, the target's stores all: readers reach the
+                    // target only through the shape that the step publishes
+                    // with release after them.
+                    if let Some(next) = to.words.get(at) {
+                        next.store(word, Ordering::Relaxed);
+                    }
+                    at += usize::from(moved);
+                    moved_here |= u8::from(moved) << slot;
                 }
-                at += usize::from(moves(word, level));
-            });
+                record(&mut sourced, index, moved_here);
+            }
             if let Some(rest) = to.words.get(at) {
                 rest.store(0, Ordering::Relaxed);
             }
         } else {
-            Self::for_each_slot(dir, source, |slot| {
-                let word = slot.load(Ordering::Relaxed);
-                if moves(word, level) {
-                    self.place(writer, target, word);
+            for (index, bucket) in chain(from).enumerate() {
+                let mut moved_here = 0u8;
+                for (slot, word) in bucket.words.iter().enumerate() {
+                    let word = word.load(Ordering::Relaxed);
+                    if moves(word, level) {
+                        self.place(writer, target, word);
+                        moved_here |= 1 << slot;
+                    }
                 }
-            });
+                record(&mut sourced, index, moved_here);
+            }
         }
-        Ok(())
+        Ok(sourced)
     }
 
     /// Makes sure bucket `index` has a segment, growing the directory if
@@ -314,6 +356,48 @@ mod tests {
                 .iter()
                 .all(|&(hash, at)| table.find(hash, |r| r.to_bits() == at).is_some()));
         }
+    }
+
+    #[test]
+    fn a_chain_longer_than_its_recorded_buckets_splits_whole() {
+        // 300 keys in bucket 5 of the first 64 (43 buckets of chain, past
+        // the `MASKED` whose movers a split records), their upper bits
+        // mixed, and well-mixed keys enough to split it.
+        let crowded = (0..300u32).map(|at| {
+            let mixed = u64::from(at).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            (mixed & !0x3F | 5, at)
+        });
+        let spread =
+            (300..KEYS / 8).map(|at| (u64::from(at).wrapping_mul(0x9E37_79B9_7F4A_7C15), at));
+        let keys: Vec<(u64, u32)> = crowded.chain(spread).collect();
+        let (table, mut writer) = (Table::new(), TableWriter::default());
+        for &(hash, at) in &keys {
+            table
+                .insert(&mut writer, hash, Ref::from_bits(at), 0)
+                .unwrap();
+        }
+        let shape = Shape::unpack(table.shape.load(Ordering::Relaxed));
+        assert!(shape.buckets() > 64 + 5, "bucket 5 split");
+        for (index, (buckets, words)) in chains(&table, &writer).into_iter().enumerate() {
+            assert_eq!(buckets, words.div_ceil(WORDS).max(1), "bucket {index}");
+        }
+        // Each word once, in the bucket its hash names.
+        let mut found = 0;
+        for index in 0..shape.buckets() {
+            for bucket in chain(Table::bucket(writer.current_dir(), index)) {
+                for slot in &bucket.words {
+                    let word = slot.load(Ordering::Relaxed);
+                    if word != 0 {
+                        assert_eq!(shape.bucket_of(word), index);
+                        found += 1;
+                    }
+                }
+            }
+        }
+        assert_eq!(found, keys.len());
+        assert!(keys
+            .iter()
+            .all(|&(hash, at)| table.find(hash, |r| r.to_bits() == at).is_some()));
     }
 
     #[test]
