@@ -157,6 +157,19 @@ fn an_nc_with_a_limit_or_closed_never_moves() {
     );
 }
 
+/// Runs `f` with an NC of no limits and a sink into a fresh conflict log,
+/// on a thread of its own, so that its run of misses (`miss_run`, one a
+/// thread) starts empty whatever ran before on the test's thread.
+fn on_a_fresh_thread(f: impl FnOnce(&OptimisticShard, ConflictSink<'_>) + Send + 'static) {
+    std::thread::spawn(|| {
+        let log = ConflictLog::try_new().unwrap();
+        let nc = shard(usize::MAX, usize::MAX);
+        f(&nc, ConflictSink::new(&log, usize::MAX, 0));
+    })
+    .join()
+    .unwrap();
+}
+
 /// Interns `name` under the db's id of it, as a plain `intern` does.
 fn intern_plain(nc: &OptimisticShard, sink: ConflictSink<'_>, name: &str) -> Interned {
     nc.intern(Key::hashed(name.as_bytes(), crate::ID_MASK), sink)
@@ -168,15 +181,12 @@ fn intern_plain(nc: &OptimisticShard, sink: ConflictSink<'_>, name: &str) -> Int
 /// hit probes lock-free again.
 #[test]
 fn a_run_of_inserts_predicts_a_miss_and_a_hit_ends_it() {
-    std::thread::spawn(|| {
-        let log = ConflictLog::try_new().unwrap();
-        let sink = ConflictSink::new(&log, usize::MAX, 0);
-        let nc = shard(usize::MAX, usize::MAX);
+    on_a_fresh_thread(|nc, sink| {
         let names: Vec<String> = (0..miss_run::PREDICT_AFTER)
             .map(|i| format!("name {i}"))
             .collect();
         for name in &names {
-            let (id, registered) = intern_plain(&nc, sink, name).unwrap();
+            let (id, registered) = intern_plain(nc, sink, name).unwrap();
             assert_eq!(
                 (id, registered),
                 (crate::get_id(name.as_bytes()), Registered::Inserted)
@@ -192,16 +202,14 @@ fn a_run_of_inserts_predicts_a_miss_and_a_hit_ends_it() {
         assert_eq!(nc.find_hit(name), Err(Some(unprobed)));
         let id = crate::get_id(name);
         assert_eq!(
-            intern_plain(&nc, sink, &names[0]),
+            intern_plain(nc, sink, &names[0]),
             Ok((id, Registered::AlreadyPresent))
         );
         assert_eq!(miss_run::current(), 0);
         assert_eq!(nc.find_hit(name), Ok(id));
         assert_eq!(nc.stats().entries, names.len());
         assert!(nc.stripes.get().is_none());
-    })
-    .join()
-    .unwrap();
+    });
 }
 
 /// A predicted miss whose append-first path cannot stock the table's
@@ -213,25 +221,20 @@ fn a_run_of_inserts_predicts_a_miss_and_a_hit_ends_it() {
 #[test]
 fn a_predicted_hit_is_answered_when_memory_runs_out() {
     use crate::raw::refusals;
-    std::thread::spawn(|| {
-        let log = ConflictLog::try_new().unwrap();
-        let sink = ConflictSink::new(&log, usize::MAX, 0);
-        let nc = shard(usize::MAX, usize::MAX);
+    on_a_fresh_thread(|nc, sink| {
         let runs = if cfg!(miri) { 20 } else { 10_000 };
         for run in 0..runs {
             for i in 0..miss_run::PREDICT_AFTER {
                 let name = format!("name {run} {i}");
-                intern_plain(&nc, sink, &name).unwrap();
+                intern_plain(nc, sink, &name).unwrap();
             }
             refusals::arm();
-            let answer = intern_plain(&nc, sink, "name 0 0");
+            let answer = intern_plain(nc, sink, "name 0 0");
             refusals::disarm();
             let id = crate::get_id(b"name 0 0");
             assert_eq!(answer, Ok((id, Registered::AlreadyPresent)), "{run}");
         }
-    })
-    .join()
-    .unwrap();
+    });
 }
 
 /// A miss predicted without a probe that finds the NC's lock held probes
