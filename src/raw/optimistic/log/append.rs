@@ -41,22 +41,17 @@ impl Log {
             Some(tail) if size <= tail.capacity - tail.depth => (writer.slabs.len() - 1, tail),
             _ => self.new_slab(writer, size)?,
         };
-        let dir = writer.dir.expect("a slab was made, so a directory exists");
-        let entry = &dir.slabs()[slab];
         // Below the slab's newest record: records are packed, downwards. A
         // record larger than a slab is its slab's only one: it sits a slab's
         // bytes below its slab's top, as deep as a full slab's last.
         let depth = (used + size).min(capacity);
-        // SAFETY: `depth <= capacity`, and the slab's bytes begin
-        // `capacity` below its top (`new_slab`).
-        let start = unsafe { NonNull::new_unchecked(top.as_ptr().sub(depth)) };
-        debug_assert_eq!(entry.top.load(Ordering::Relaxed), top.as_ptr());
-        // SAFETY: the slab's `size` bytes at `start` are its own (`used +
-        // size <= capacity`, or the record is the only one of a slab of
-        // `size` bytes) and below every record appended before (packed
-        // downwards from the top), unpublished, so no reader looks at them.
-        unsafe { record::write(start, id, bytes, number) };
-        entry.witnesses.wrote(depth - 1);
+        // SAFETY: `depth <= capacity`; the record's `size` bytes are the
+        // slab's own (`used + size <= capacity`, or the record is the only
+        // one of a slab of `size` bytes) and below every record appended
+        // before.
+        unsafe { Self::write_at(writer, slab, top, depth, id, bytes, number) };
+        let dir = writer.dir.expect("a slab was made, so a directory exists");
+        let entry = &dir.slabs()[slab];
         writer.tail = if depth < capacity {
             Some(Tail {
                 top,
@@ -92,16 +87,47 @@ impl Log {
         let slab = writer.slabs.len() - 1;
         let depth = tail.depth + size;
         debug_assert!(depth < tail.capacity);
-        // SAFETY: `depth < capacity` (`mark_before`), and the slab's bytes
-        // begin `capacity` below its top (`new_slab`).
-        let start = unsafe { NonNull::new_unchecked(tail.top.as_ptr().sub(depth)) };
-        // SAFETY: as `append`'s: the `size` bytes at `start` are the
-        // slab's own, below every record appended before, unpublished.
-        unsafe { record::write(start, id, bytes, None) };
-        let dir = writer.dir.expect("a slab was made, so a directory exists");
-        dir.slabs()[slab].witnesses.wrote(depth - 1);
+        // SAFETY: `depth < capacity` (`mark_before`): the record's `size`
+        // bytes are the newest slab's own, below every record appended
+        // before.
+        unsafe { Self::write_at(writer, slab, tail.top, depth, id, bytes, None) };
         writer.tail = Some(Tail { depth, ..tail });
         Ref::new(slab, depth)
+    }
+
+    /// Writes the record of `(id, bytes)`, with `number` if given, `depth`
+    /// bytes below `top`, the top of slab `slab`: the one write of a
+    /// record for [`append`](Self::append) and
+    /// [`append_marked`](Self::append_marked), which move the tail.
+    ///
+    /// # Safety
+    ///
+    /// `top` must be slab `slab`'s top and `depth` at most its capacity
+    /// (its bytes begin `capacity` below its top: `new_slab`), and the
+    /// record's bytes, `depth` down to `depth - size` below the top, must
+    /// be the slab's own and unpublished (below every record appended
+    /// before), so that no reader looks at them.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    unsafe fn write_at(
+        writer: &LogWriter,
+        slab: usize,
+        top: NonNull<u8>,
+        depth: usize,
+        id: u64,
+        bytes: &[u8],
+        number: Option<u32>,
+    ) {
+        let dir = writer.dir.expect("a slab was made, so a directory exists");
+        let entry = &dir.slabs()[slab];
+        debug_assert_eq!(entry.top.load(Ordering::Relaxed), top.as_ptr());
+        // SAFETY: `depth` is within the slab's bytes below `top` (the
+        // caller's contract).
+        let start = unsafe { NonNull::new_unchecked(top.as_ptr().sub(depth)) };
+        // SAFETY: the record's bytes at `start` are the slab's own and
+        // unpublished (the caller's contract).
+        unsafe { record::write(start, id, bytes, number) };
+        entry.witnesses.wrote(depth - 1);
     }
 
     /// Takes back the one append made since `mark`
