@@ -54,13 +54,13 @@ const STRIPED_WALK: usize = 1 << 32;
 /// entry a settle reached in a shard that never saw a conflict, and that
 /// shared lock otherwise.
 ///
-/// A thread whose last eight interns into an NC that has not moved all
-/// inserted is predicted to insert again (`miss_run`): its next intern
-/// prefetches the name's bucket and takes the lock without the lock-free
-/// probe, so that the bucket's line arrives while it computes the id and
-/// the lock's probe decides; a name found there ends the run. Its lock is
-/// only tried: held, the lock-free probe runs before any wait, so no hit
-/// waits for a lock.
+/// A thread whose last eight interns all inserted is predicted to insert
+/// again (`miss_run`): its next intern prefetches the name's bucket (in a
+/// moved NC, its stripe's, the frozen shard probed meanwhile) and takes
+/// the lock without the lock-free probe, so that the bucket's line arrives
+/// while it computes the id and the lock's probe decides; a name found
+/// there ends the run. Its lock is only tried: held, the lock-free probe
+/// runs before any wait, so no hit waits for a lock.
 ///
 /// An NC whose writers meet (a miss finds its writer lock held) moves to
 /// 64 *stripes*, each with its own writer lock, log and by-bytes index,
@@ -357,8 +357,16 @@ impl<const STRIPED_AFTER: usize> FastPath for OptimisticShard<STRIPED_AFTER> {
         }
         let run = miss_run::current();
         let (hash, probe) = self.raw.placement(bytes);
-        if run >= miss_run::PREDICT_AFTER && self.stripes.get().is_none() {
-            self.raw.prefetch_bucket(hash);
+        if run >= miss_run::PREDICT_AFTER {
+            match self.stripes.get() {
+                None => self.raw.prefetch_bucket(hash),
+                Some(stripes) => {
+                    if let Some(id) = predicted_in_stripes(&self.raw, stripes, hash, probe) {
+                        miss_run::end();
+                        return Ok(id);
+                    }
+                }
+            }
             return Err(Some(Placement {
                 hash,
                 probed: false,
@@ -440,7 +448,7 @@ impl<const STRIPED_AFTER: usize> FastPath for OptimisticShard<STRIPED_AFTER> {
             if let Some(stripes) = self.stripes() {
                 for (at, (miss, &hash)) in misses.iter().zip(&hashes).enumerate() {
                     stripes
-                        .intern(*miss, Some(hash), conflicts)
+                        .intern(*miss, Some(hash), false, conflicts)
                         .map_err(|refusal| (first + at, refusal))?;
                 }
             }
@@ -460,6 +468,24 @@ fn find_in_stripes<'s>(
     probe: Probe<'_>,
 ) -> Option<Entry<'s>> {
     stripes.find_probed(hash, probe)
+}
+
+/// [`find_hit`](FastPath::find_hit) of a miss predicted ([`miss_run`]) in
+/// a moved NC: the name's bucket in its stripe prefetched, then the frozen
+/// shard probed (exact: nothing is added to it any more, and its lines are
+/// most often cached) while the stripe's line is on its way; the stripe
+/// itself is probed under its lock (`Stripes::intern`). The id of the
+/// frozen shard's entry of the name, if it holds one. Out of line, as
+/// [`find_in_stripes`] is.
+#[inline(never)]
+fn predicted_in_stripes(
+    frozen: &RawShard,
+    stripes: &StripedShard,
+    hash: u64,
+    probe: Probe<'_>,
+) -> Option<u64> {
+    stripes.prefetch_bucket(hash);
+    frozen.find_probed(hash, probe).map(|entry| entry.id())
 }
 
 #[cfg(all(test, not(interner_loom)))]

@@ -54,13 +54,15 @@ impl<'a> Stripes<'a> {
 
     /// Interns `key`: a plain intern (the db's id of the bytes, its outcome
     /// not read) by [`intern_plain`](Self::intern_plain), with `hash` (the
-    /// bytes' hash, if the hit's probe computed it); any other by
+    /// bytes' hash, if the hit path computed it) and whether its miss was
+    /// `predicted` (the hit path did not probe the stripe); any other by
     /// [`intern_exact`](Self::intern_exact).
     #[inline]
     pub(crate) fn intern(
         &self,
         key: Key<'_>,
         hash: Option<u64>,
+        predicted: bool,
         conflicts: ConflictSink<'_>,
     ) -> Interned {
         let exact = key.wants_outcome() || key.source() == IdSource::Caller;
@@ -68,15 +70,24 @@ impl<'a> Stripes<'a> {
         if exact {
             self.intern_exact(key, hash, conflicts)
         } else {
-            self.intern_plain(key, hash, conflicts)
+            self.intern_plain(key, hash, predicted, conflicts)
         }
     }
 
     /// A plain intern's miss: the base probed (exact: it is frozen) if the
     /// NC is open, then,
     /// under the stripe's lock, the stripe probed again and the numbered
-    /// append. Conflicts are found by the next settle.
-    fn intern_plain(&self, key: Key<'_>, hash: u64, conflicts: ConflictSink<'_>) -> Interned {
+    /// append. Conflicts are found by the next settle. A `predicted` miss,
+    /// whose stripe no lock-free probe read, only tries the lock: held, the
+    /// stripe is probed lock-free before the wait, so that a hit never
+    /// waits for a stripe's lock.
+    fn intern_plain(
+        &self,
+        key: Key<'_>,
+        hash: u64,
+        predicted: bool,
+        conflicts: ConflictSink<'_>,
+    ) -> Interned {
         // Refusals in their order: an empty name, then a closed NC (a close
         // closes the base first, then the stripes, under the base's lock).
         let id = key.id()?;
@@ -86,7 +97,22 @@ impl<'a> Stripes<'a> {
         if let Some(entry) = self.base.find_by_hash(hash, key.bytes) {
             return Ok((entry.id(), Registered::AlreadyPresent));
         }
-        let mut stripe = self.stripes.write(hash);
+        let tried = if predicted {
+            self.stripes.try_write(hash)
+        } else {
+            None
+        };
+        let mut stripe = match tried {
+            Some(stripe) => stripe,
+            None => {
+                if predicted {
+                    if let Some(entry) = self.stripes.find_by_hash(hash, key.bytes) {
+                        return Ok((entry.id(), Registered::AlreadyPresent));
+                    }
+                }
+                self.stripes.write(hash)
+            }
+        };
         if !stripe.is_open() {
             return Err(Refusal::Closed);
         }

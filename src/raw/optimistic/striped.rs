@@ -251,6 +251,14 @@ impl StripedShard {
         self.stripe(hash).find_probed(hash, probe)
     }
 
+    /// Prefetches the line of the first bucket a probe of `hash` reads in
+    /// its stripe ([`RawShard::prefetch_bucket`]): for a miss predicted
+    /// without the lock-free probe.
+    #[inline(always)]
+    pub(crate) fn prefetch_bucket(&self, hash: u64) {
+        self.stripe(hash).prefetch_bucket(hash);
+    }
+
     /// Opens or closes every stripe, each under its writer lock.
     pub(crate) fn set_open(&self, open: bool) {
         for stripe in &*self.stripes {
@@ -267,6 +275,18 @@ impl StripedShard {
             stripe: stripe as u32,
             guard: self.stripes[stripe].0.write_stripe(),
         }
+    }
+
+    /// [`write`](Self::write) if no thread holds the stripe's lock now,
+    /// without a wait.
+    #[inline]
+    pub(crate) fn try_write(&self, hash: u64) -> Option<StripeGuard<'_>> {
+        let stripe = self.stripe_index(hash);
+        Some(StripeGuard {
+            shard: self,
+            stripe: stripe as u32,
+            guard: self.stripes[stripe].0.try_write()?,
+        })
     }
 
     /// The entry at `place`.

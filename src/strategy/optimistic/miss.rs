@@ -116,13 +116,7 @@ pub(super) fn intern_miss<const STRIPED_AFTER: usize>(
     let predicted = placed.is_some_and(|placed| !placed.probed);
     let hash = placed.map(|placed| placed.hash);
     if let Some(stripes) = shard.stripes.get() {
-        // Moved since the hit path looked: a stripe's writer may wait.
-        if predicted {
-            if let Some(id) = shard.probe_skipped(key.bytes) {
-                return Ok((id, Registered::AlreadyPresent));
-            }
-        }
-        return intern_in_stripes(shard, stripes, key, hash, conflicts);
+        return intern_in_stripes(shard, stripes, key, hash, predicted, conflicts);
     }
     let id = key.id()?;
     // Indexed by its bytes too if `id` is the db's id of them.
@@ -142,7 +136,7 @@ pub(super) fn intern_miss<const STRIPED_AFTER: usize>(
     if let Some(stripes) = shard.stripes.get() {
         // Moved to stripes, by this thread or while it waited.
         drop(writer);
-        return intern_in_stripes(shard, stripes, key, hash, conflicts);
+        return intern_in_stripes(shard, stripes, key, hash, predicted, conflicts);
     }
     if !shard.raw.is_open() {
         return Err(Refusal::Closed);
@@ -168,20 +162,29 @@ pub(super) fn intern_miss<const STRIPED_AFTER: usize>(
 
 /// [`Stripes::intern`], out of line: inlined, its code pushed SipHash and
 /// the probe under the lock out of the single-lock miss path ([`intern_miss`]),
-/// 808 → 964 instructions an insert (callgrind, `fill`, 10^5 names).
+/// 808 → 964 instructions an insert (callgrind, `fill`, 10^5 names). A
+/// `predicted` miss ([`miss_run`]) did not probe the stripe lock-free. An
+/// insert extends the thread's run of inserts, a name found ends it, as on
+/// one lock.
 #[inline(never)]
 fn intern_in_stripes<const STRIPED_AFTER: usize>(
     shard: &OptimisticShard<STRIPED_AFTER>,
     stripes: &StripedShard,
     key: Key<'_>,
     placed: Option<u64>,
+    predicted: bool,
     conflicts: ConflictSink<'_>,
 ) -> Interned {
     let stripes = Stripes {
         stripes,
         base: &shard.raw,
     };
-    stripes.intern(key, placed, conflicts)
+    let (id, registered) = stripes.intern(key, placed, predicted, conflicts)?;
+    match registered {
+        Registered::Inserted => miss_run::inserted(),
+        _ => miss_run::end(),
+    }
+    Ok((id, registered))
 }
 
 /// Whether the miss of `key` must look its id up before it inserts: when

@@ -5,15 +5,17 @@
 //! which must wait for the bucket's line before it can say "absent", and
 //! the exact one under the writer lock. Past the cache, the first wait is
 //! most of a miss (`docs/history.md`, "A thread's run of misses"). A thread
-//! whose last [`PREDICT_AFTER`] interns into NCs that had not moved to
-//! stripes were all inserts is predicted to miss again: its next intern
-//! prefetches the bucket's line and goes down the miss path without the
-//! lock-free probe (`find_hit`), so that the line arrives while it computes
-//! the id and takes the lock, whose probe decides. A name found there (the
-//! prediction wrong) ends the run: the thread's next intern probes first
-//! again. A predicted miss that finds the lock held probes lock-free
-//! before it waits, so that a hit never waits for the lock, and never
-//! moves the NC to stripes.
+//! whose last [`PREDICT_AFTER`] interns were all inserts is predicted to
+//! miss again: its next intern prefetches the bucket's line and goes down
+//! the miss path without the lock-free probe (`find_hit`), so that the
+//! line arrives while it computes the id and takes the lock, whose probe
+//! decides. In an NC that moved to stripes, the line is the stripe's
+//! bucket: the frozen shard is still probed lock-free (exact, and most
+//! often cached) while it arrives, and the stripe's lock decides. A name
+//! found there (the prediction wrong) ends the run: the thread's next
+//! intern probes first again. A predicted miss that finds the lock (or its
+//! stripe's) held probes lock-free before it waits, so that a hit never
+//! waits for a lock, and never moves the NC to stripes.
 //!
 //! The run is the thread's own (a thread-local count, no shared store): a
 //! thread that reads, or mostly hits, never skips a probe, however many

@@ -268,3 +268,87 @@ fn a_predicted_miss_that_is_a_hit_never_waits_for_the_lock() {
     });
     assert!(nc.stripes.get().is_none());
 }
+
+/// A run of inserts predicts a miss in a moved NC too: the hit path
+/// probes only the frozen shard (a name there is answered at once) and
+/// leaves the stripe to the probe under its lock, which answers a name it
+/// holds as present and ends the run.
+#[test]
+fn a_moved_ncs_run_predicts_a_miss_and_a_hit_ends_it() {
+    on_a_fresh_thread(|nc, sink| {
+        let frozen = "frozen";
+        intern_plain(nc, sink, frozen).unwrap();
+        nc.move_to_stripes(&nc.raw.write());
+        let names: Vec<String> = (0..miss_run::PREDICT_AFTER)
+            .map(|i| format!("name {i}"))
+            .collect();
+        let fill = |names: &[String]| {
+            for name in names {
+                let id = crate::get_id(name.as_bytes());
+                let interned = intern_plain(nc, sink, name).unwrap();
+                assert_eq!(interned, (id, Registered::Inserted));
+            }
+        };
+        miss_run::end();
+        fill(&names);
+        assert_eq!(miss_run::current(), miss_run::PREDICT_AFTER);
+        let name = names[0].as_bytes();
+        let unprobed = Placement {
+            hash: nc.raw.bytes_hash(name),
+            probed: false,
+        };
+        assert_eq!(nc.find_hit(name), Err(Some(unprobed)));
+        let frozen_id = crate::get_id(frozen.as_bytes());
+        assert_eq!(nc.find_hit(frozen.as_bytes()), Ok(frozen_id));
+        assert_eq!(miss_run::current(), 0);
+        let more: Vec<String> = (0..miss_run::PREDICT_AFTER)
+            .map(|i| format!("more {i}"))
+            .collect();
+        fill(&more);
+        assert_eq!(miss_run::current(), miss_run::PREDICT_AFTER);
+        let id = crate::get_id(name);
+        assert_eq!(
+            intern_plain(nc, sink, &names[0]),
+            Ok((id, Registered::AlreadyPresent))
+        );
+        assert_eq!(miss_run::current(), 0);
+        assert_eq!(nc.find_hit(name), Ok(id));
+        nc.settle(sink);
+        assert_eq!(nc.stats().entries, 1 + names.len() + more.len());
+        assert_eq!(nc.raw.len(), 1);
+    });
+}
+
+/// A miss predicted in a moved NC that finds its stripe's lock held
+/// probes the stripe lock-free before it would wait: a name the stripe
+/// holds is answered without the lock.
+#[test]
+fn a_predicted_miss_in_a_moved_nc_never_waits_for_a_stripe_lock() {
+    let nc = shard(usize::MAX, usize::MAX);
+    let log = ConflictLog::try_new().unwrap();
+    let sink = ConflictSink::new(&log, usize::MAX, 0);
+    nc.move_to_stripes(&nc.raw.write());
+    let stripes = nc.stripes.get().expect("moved");
+    let (run, ran) = std::sync::mpsc::channel();
+    let (hold, held) = std::sync::mpsc::channel();
+    let (answer, answered) = std::sync::mpsc::channel();
+    let nc = &nc;
+    std::thread::scope(|scope| {
+        scope.spawn(move || {
+            for i in 0..miss_run::PREDICT_AFTER {
+                intern_plain(nc, sink, &format!("name {i}")).unwrap();
+            }
+            assert_eq!(miss_run::current(), miss_run::PREDICT_AFTER);
+            run.send(()).unwrap();
+            held.recv().unwrap();
+            answer.send(intern_plain(nc, sink, "name 0")).unwrap();
+        });
+        ran.recv().unwrap();
+        let guard = stripes.write(nc.raw.bytes_hash(b"name 0"));
+        hold.send(()).unwrap();
+        let answer = answered.recv_timeout(std::time::Duration::from_secs(60));
+        drop(guard);
+        let id = crate::get_id(b"name 0");
+        assert_eq!(answer, Ok(Ok((id, Registered::AlreadyPresent))));
+    });
+}
