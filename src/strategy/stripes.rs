@@ -116,13 +116,31 @@ impl<'a> Stripes<'a> {
         if !stripe.is_open() {
             return Err(Refusal::Closed);
         }
-        let by_bytes = match stripe.find_by_hash(hash, key.bytes) {
-            Ok(entry) => return Ok((entry.id(), Registered::AlreadyPresent)),
-            Err(by_bytes) => by_bytes,
+        let inserted = if predicted {
+            let outcome = stripe
+                .insert_unless_found(id, key.bytes, hash)
+                .map_err(|refused| refusal(refused, stripe.slab_limit()))?;
+            match outcome {
+                Ok(inserted) => inserted,
+                Err(found) => {
+                    drop(stripe);
+                    if found.settle {
+                        // On a failure, the next settle takes what this
+                        // one left.
+                        let _ = self.settle(conflicts);
+                    }
+                    return Ok((found.entry.id(), Registered::AlreadyPresent));
+                }
+            }
+        } else {
+            let by_bytes = match stripe.find_by_hash(hash, key.bytes) {
+                Ok(entry) => return Ok((entry.id(), Registered::AlreadyPresent)),
+                Err(by_bytes) => by_bytes,
+            };
+            stripe
+                .insert(id, key.bytes, Some(by_bytes))
+                .map_err(|refused| refusal(refused, stripe.slab_limit()))?
         };
-        let inserted = stripe
-            .insert(id, key.bytes, Some(by_bytes))
-            .map_err(|refused| refusal(refused, stripe.slab_limit()))?;
         drop(stripe);
         if inserted.settle {
             // On a failure, the next settle takes what this one left.

@@ -305,12 +305,12 @@ pub(crate) struct Mark {
 
 impl LogWriter {
     /// A mark to take the next append back to, if that append is of `id →`
-    /// `len` bytes, unnumbered, and fits the newest slab with room to
-    /// spare: it then neither opens a slab nor fills one, so the tail's
+    /// `len` bytes, `numbered` or not, and fits the newest slab with room
+    /// to spare: it then neither opens a slab nor fills one, so the tail's
     /// depth is all it moves.
     #[inline(always)]
-    pub(crate) fn mark_before(&self, id: u64, len: usize) -> Option<Mark> {
-        let size = record::record_size(id, len, false)?;
+    pub(crate) fn mark_before(&self, id: u64, len: usize, numbered: bool) -> Option<Mark> {
+        let size = record::record_size(id, len, numbered)?;
         self.tail
             .filter(|tail| size < tail.capacity - tail.depth)
             .map(|tail| Mark { tail, size })

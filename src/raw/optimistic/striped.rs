@@ -11,7 +11,13 @@
 //!   stripes, so first-wins needs an order across stripes. A miss takes a
 //!   number from the NC's counter (`fetch_add`, release) under its
 //!   stripe's lock and writes it into its record (`record`'s numbered
-//!   mark): a stripe's records are in increasing number order.
+//!   mark): a stripe's records are in increasing number order. A
+//!   predicted miss (`StripeGuard::insert_unless_found`) appends before it
+//!   probes, so it takes its number first; if the probe finds its bytes,
+//!   the append is taken back, never published, and its number is left
+//!   unused. Such gaps (and those of appends refused after their number)
+//!   change nothing below: no record holds the number, and every argument
+//!   is about the records that exist.
 //! * **The settle** (under the by-id map's exclusive lock) loads the
 //!   counter first (the bound, acquire), then each stripe's published end,
 //!   and takes from each stripe the prefix of its new records numbered
@@ -289,6 +295,17 @@ impl StripedShard {
         })
     }
 
+    /// The next number from the NC's counter, for a record of a stripe
+    /// whose lock the caller holds.
+    #[inline(always)]
+    fn take_number(&self) -> u32 {
+        // Release: a settle whose bound reads past this number sees what
+        // happened before it, such as another stripe's publication of an
+        // intern that returned before this one began. Taken under the
+        // stripe's lock, so the stripe's records are in number order.
+        self.next.0.fetch_add(1, Ordering::Release)
+    }
+
     /// The entry at `place`.
     ///
     /// # Safety
@@ -483,130 +500,72 @@ impl<'a> StripeGuard<'a> {
         bytes: &[u8],
         by_bytes: Option<ByBytes<'a>>,
     ) -> Result<Inserted, AppendError> {
-        // Release: a settle whose bound reads past this number sees what
-        // happened before it, such as another stripe's publication of an
-        // intern that returned before this one began. Taken under the
-        // stripe's lock, so the stripe's records are in number order.
-        let number = self.shard.next.0.fetch_add(1, Ordering::Release);
+        let number = self.shard.take_number();
         let at = self
             .guard
             .insert_hashed(id, bytes, by_bytes, Some(number))?;
-        Ok(Inserted {
+        Ok(self.inserted(at, asks_to_settle(number)))
+    }
+
+    /// A predicted miss's insert ([`WriteGuard::insert_unless_found`]):
+    /// the numbered append made first, while the bucket's line the caller
+    /// prefetched is on its way, then the probe, exact under the stripe's
+    /// lock; `Ok(Err)` if the stripe holds `bytes` (of hash `hash`), the
+    /// append taken back. A number so spent leaves a gap, which a settle
+    /// passes over (it takes the records numbered below its bound, and no
+    /// record holds that number); if it is one that asks for a settle, the
+    /// caller settles all the same ([`Found::settle`]).
+    #[inline]
+    pub(crate) fn insert_unless_found(
+        &mut self,
+        id: u64,
+        bytes: &[u8],
+        hash: u64,
+    ) -> Result<Result<Inserted, Found<'a>>, AppendError> {
+        let shard = self.shard;
+        let mut taken = None;
+        let take = || *taken.insert(shard.take_number());
+        let outcome = self
+            .guard
+            .insert_unless_found(id, bytes, hash, Some(take))?;
+        let settle = taken.is_some_and(asks_to_settle);
+        Ok(match outcome {
+            Ok(at) => Ok(self.inserted(at, settle)),
+            Err(entry) => Err(Found { entry, settle }),
+        })
+    }
+
+    /// Where the record at `at` in the stripe is, and whether its number
+    /// asks for a settle.
+    #[inline(always)]
+    fn inserted(&self, at: Ref, settle: bool) -> Inserted {
+        Inserted {
             place: Place {
                 stripe: self.stripe,
                 at,
             },
-            settle: number.is_multiple_of(SETTLE_EVERY),
-        })
+            settle,
+        }
     }
+}
+
+/// Whether the miss that took `number` settles the NC after it releases
+/// its stripe (every [`SETTLE_EVERY`]th).
+#[inline(always)]
+fn asks_to_settle(number: u32) -> bool {
+    number.is_multiple_of(SETTLE_EVERY)
+}
+
+/// The entry that [`StripeGuard::insert_unless_found`] found, and whether
+/// the number its taken-back append spent asks the caller to settle the NC
+/// after releasing the guard.
+#[derive(Clone, Copy)]
+pub(crate) struct Found<'a> {
+    /// The stripe's entry of the bytes.
+    pub(crate) entry: Entry<'a>,
+    /// Whether the caller must settle the NC after releasing the guard.
+    pub(crate) settle: bool,
 }
 
 #[cfg(all(test, not(interner_loom)))]
-mod tests {
-    use super::*;
-
-    fn shard(stripes: usize) -> StripedShard {
-        StripedShard::try_new(stripes, 0, usize::MAX, crate::raw::MAX_SLABS).unwrap()
-    }
-
-    fn insert(shard: &StripedShard, id: u64, bytes: &[u8]) -> Place {
-        let hash = shard.bytes_hash(bytes);
-        let mut guard = shard.write(hash);
-        let by = guard.find_by_hash(hash, bytes).err().unwrap();
-        guard.insert(id, bytes, Some(by)).unwrap().place
-    }
-
-    fn conflicts(shard: &StripedShard) -> Vec<(u64, Vec<u8>, Vec<u8>)> {
-        let mut found = Vec::new();
-        shard
-            .settle(None, |id, kept, rejected| {
-                found.push((id, kept.to_vec(), rejected.to_vec()))
-            })
-            .unwrap();
-        found
-    }
-
-    #[test]
-    fn the_first_of_an_id_wins_across_stripes_and_conflicts_keep_their_order() {
-        let shard = shard(16);
-        let names: Vec<Vec<u8>> = (0..400).map(|i| format!("name-{i}").into_bytes()).collect();
-        // Ids collide in pairs: name 2k and 2k + 1 share id k + 1.
-        for (i, name) in names.iter().enumerate() {
-            insert(&shard, i as u64 / 2 + 1, name);
-            if i == 150 {
-                // A settle part-way: what it took stays decided.
-                assert_eq!(conflicts(&shard).len(), 75);
-            }
-        }
-        let found = conflicts(&shard);
-        assert_eq!(found.len(), 125);
-        for (k, (id, kept, rejected)) in found.iter().enumerate() {
-            let pair = 75 + k;
-            assert_eq!(*id, pair as u64 + 1);
-            assert_eq!(kept, &names[2 * pair]);
-            assert_eq!(rejected, &names[2 * pair + 1]);
-        }
-        for pair in 0..200 {
-            let (_, entry) = shard.find_mapped(pair as u64 + 1).unwrap();
-            assert_eq!(entry.bytes(), &names[2 * pair][..]);
-        }
-        assert_eq!(
-            shard.held(),
-            (200, names.iter().step_by(2).map(Vec::len).sum())
-        );
-    }
-
-    #[test]
-    fn walks_see_each_settled_entry_once_in_settle_order() {
-        let shard = shard(4);
-        for i in 0..200u64 {
-            insert(&shard, i + 1, format!("w{i}").as_bytes());
-        }
-        shard.settle(None, |_, _, _| unreachable!()).unwrap();
-        let mut seen = Vec::new();
-        let middle = shard.walk_settled(0, |entry| seen.push(entry.id()));
-        for i in 200..300u64 {
-            insert(&shard, i + 1, format!("w{i}").as_bytes());
-        }
-        shard.settle(None, |_, _, _| unreachable!()).unwrap();
-        let end = shard.walk_settled(middle, |entry| seen.push(entry.id()));
-        assert_eq!((middle, end), (200, 300));
-        assert_eq!(seen, (1..=300).collect::<Vec<_>>());
-        assert_eq!(shard.walk_settled(end, |_| unreachable!()), end);
-    }
-
-    #[test]
-    fn a_record_numbered_past_the_bound_waits_for_the_next_settle() {
-        let shard = shard(2);
-        insert(&shard, 1, b"early");
-        let late = insert(&shard, 1, b"late");
-        // As if the bound had been loaded before "late" was numbered.
-        let next = shard.next.0.load(Ordering::Relaxed);
-        shard.next.0.store(next.wrapping_sub(1), Ordering::Relaxed);
-        assert_eq!(conflicts(&shard), vec![]);
-        assert_eq!(shard.held(), (1, 5));
-        shard.next.0.store(next, Ordering::Relaxed);
-        assert_eq!(
-            conflicts(&shard),
-            vec![(1, b"early".to_vec(), b"late".to_vec())]
-        );
-        assert!(shard.find_mapped(1).unwrap().0 != late);
-        assert_eq!(shard.held(), (1, 5));
-    }
-
-    #[test]
-    fn numbers_cross_the_wrap_in_order() {
-        let shard = shard(8);
-        // FIRST_NUMBER is 256 below the wrap: 400 inserts cross it.
-        for i in 0..400u64 {
-            insert(&shard, i % 200 + 1, format!("x{i}").as_bytes());
-        }
-        let found = conflicts(&shard);
-        assert_eq!(found.len(), 200);
-        for (k, (id, kept, rejected)) in found.iter().enumerate() {
-            assert_eq!(*id, k as u64 + 1);
-            assert_eq!(kept, format!("x{k}").as_bytes());
-            assert_eq!(rejected, format!("x{}", k + 200).as_bytes());
-        }
-    }
-}
+mod tests;

@@ -113,11 +113,11 @@ pub(super) fn intern_miss<const STRIPED_AFTER: usize>(
     placed: Option<Placement>,
     conflicts: ConflictSink<'_>,
 ) -> Interned {
+    if let Some(stripes) = shard.stripes.get() {
+        return intern_in_stripes(shard, stripes, key, placed, conflicts);
+    }
     let predicted = placed.is_some_and(|placed| !placed.probed);
     let hash = placed.map(|placed| placed.hash);
-    if let Some(stripes) = shard.stripes.get() {
-        return intern_in_stripes(shard, stripes, key, hash, predicted, conflicts);
-    }
     let id = key.id()?;
     // Indexed by its bytes too if `id` is the db's id of them.
     let by_bytes = (key.source() == IdSource::Hash)
@@ -136,7 +136,7 @@ pub(super) fn intern_miss<const STRIPED_AFTER: usize>(
     if let Some(stripes) = shard.stripes.get() {
         // Moved to stripes, by this thread or while it waited.
         drop(writer);
-        return intern_in_stripes(shard, stripes, key, hash, predicted, conflicts);
+        return intern_in_stripes(shard, stripes, key, placed, conflicts);
     }
     if !shard.raw.is_open() {
         return Err(Refusal::Closed);
@@ -163,23 +163,24 @@ pub(super) fn intern_miss<const STRIPED_AFTER: usize>(
 /// [`Stripes::intern`], out of line: inlined, its code pushed SipHash and
 /// the probe under the lock out of the single-lock miss path ([`intern_miss`]),
 /// 808 → 964 instructions an insert (callgrind, `fill`, 10^5 names). A
-/// `predicted` miss ([`miss_run`]) did not probe the stripe lock-free. An
-/// insert extends the thread's run of inserts, a name found ends it, as on
-/// one lock.
+/// miss predicted ([`miss_run`]: `placed` not probed) did not probe the
+/// stripe lock-free. An insert extends the thread's run of inserts, a name
+/// found ends it, as on one lock.
 #[inline(never)]
 fn intern_in_stripes<const STRIPED_AFTER: usize>(
     shard: &OptimisticShard<STRIPED_AFTER>,
     stripes: &StripedShard,
     key: Key<'_>,
-    placed: Option<u64>,
-    predicted: bool,
+    placed: Option<Placement>,
     conflicts: ConflictSink<'_>,
 ) -> Interned {
     let stripes = Stripes {
         stripes,
         base: &shard.raw,
     };
-    let (id, registered) = stripes.intern(key, placed, predicted, conflicts)?;
+    let predicted = placed.is_some_and(|placed| !placed.probed);
+    let hash = placed.map(|placed| placed.hash);
+    let (id, registered) = stripes.intern(key, hash, predicted, conflicts)?;
     match registered {
         Registered::Inserted => miss_run::inserted(),
         _ => miss_run::end(),
@@ -223,7 +224,7 @@ pub(super) fn register_locked<const STRIPED_AFTER: usize>(
     if let (Some(hash), false, true) = (by_bytes, outcome, predicted) {
         // No cap to charge: an NC with one looks ids up (`outcome`).
         debug_assert_eq!(shard.raw.byte_cap(), usize::MAX);
-        return match writer.insert_unless_found(id, bytes, hash) {
+        return match writer.insert_unless_found(id, bytes, hash, WriteGuard::UNNUMBERED) {
             Ok(Ok(_)) => Ok(Registered::Inserted),
             Ok(Err(_)) => Ok(Registered::AlreadyPresent),
             Err(refused) => Err(refusal(refused, writer)),

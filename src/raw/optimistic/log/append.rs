@@ -67,10 +67,11 @@ impl Log {
         Ok(Ref::new(slab, depth))
     }
 
-    /// [`append`](Self::append) of `(id, bytes)`, unnumbered, where `mark`
-    /// ([`LogWriter::mark_before`] of the same id and length, the writer
-    /// unchanged since) found room to spare: it neither opens nor fills a
-    /// slab, so it cannot fail, and only the tail's depth moves.
+    /// [`append`](Self::append) of `(id, bytes)`, with `number` if given,
+    /// where `mark` ([`LogWriter::mark_before`] of the same id and length,
+    /// numbered alike, the writer unchanged since) found room to spare: it
+    /// neither opens nor fills a slab, so it cannot fail, and only the
+    /// tail's depth moves.
     #[inline(always)]
     pub(crate) fn append_marked(
         &self,
@@ -78,9 +79,13 @@ impl Log {
         mark: Mark,
         id: u64,
         bytes: &[u8],
+        number: Option<u32>,
     ) -> Ref {
         let Mark { tail, size } = mark;
-        debug_assert_eq!(record::record_size(id, bytes.len(), false), Some(size));
+        debug_assert_eq!(
+            record::record_size(id, bytes.len(), number.is_some()),
+            Some(size)
+        );
         debug_assert!(writer
             .tail
             .is_some_and(|now| now.top == tail.top && now.depth == tail.depth));
@@ -90,7 +95,7 @@ impl Log {
         // SAFETY: `depth < capacity` (`mark_before`): the record's `size`
         // bytes are the newest slab's own, below every record appended
         // before.
-        unsafe { Self::write_at(writer, slab, tail.top, depth, id, bytes, None) };
+        unsafe { Self::write_at(writer, slab, tail.top, depth, id, bytes, number) };
         writer.tail = Some(Tail { depth, ..tail });
         Ref::new(slab, depth)
     }

@@ -46,7 +46,10 @@ fn an_insert_that_finds_its_bytes_takes_its_append_back() {
         let name = key(i);
         let hash = shard.bytes_hash(&name);
         let mut writer = shard.write();
-        let at = writer.insert_unless_found(i, &name, hash).unwrap().ok();
+        let at = writer
+            .insert_unless_found(i, &name, hash, WriteGuard::UNNUMBERED)
+            .unwrap()
+            .ok();
         let hash = plain.bytes_hash(&name);
         let by = ByBytes::hash(hash);
         let wanted = plain.write().insert_hashed(i, &name, Some(by), None);
@@ -54,7 +57,9 @@ fn an_insert_that_finds_its_bytes_takes_its_append_back() {
         bytes += name.len();
         let again = key(i / 2);
         let hash = shard.bytes_hash(&again);
-        let found = writer.insert_unless_found(i / 2, &again, hash).unwrap();
+        let found = writer
+            .insert_unless_found(i / 2, &again, hash, WriteGuard::UNNUMBERED)
+            .unwrap();
         assert_eq!(found.err().map(|entry| entry.id()), Some(i / 2), "{i}");
     }
     assert_eq!((shard.len() as u64, shard.bytes()), (N, bytes));

@@ -165,24 +165,32 @@ impl<'a> WriteGuard<'a> {
         Ok(at)
     }
 
+    /// [`insert_unless_found`](Self::insert_unless_found)'s `number` for
+    /// an unnumbered record.
+    pub(crate) const UNNUMBERED: Option<fn() -> u32> = None;
+
     /// A predicted miss's insert (the optimistic strategy's `miss_run`):
     /// [`find_by_hash`](Self::find_by_hash), then
     /// [`insert_hashed`](Self::insert_hashed) of `id → bytes` indexed by
-    /// their hash `hash` (unnumbered) if the table does not hold them, but
-    /// with the append first, when the newest slab has room for it
+    /// their hash `hash` if the table does not hold them, but with the
+    /// append first, when the newest slab has room for it
     /// ([`LogWriter::mark_before`]): the record's lines are written while
     /// the bucket's line, which the caller prefetched, is still on its way,
-    /// instead of after it arrived. If the table holds the bytes after all,
-    /// the append is taken back ([`Log::take_back`](crate::raw::optimistic::log::Log::take_back):
-    /// it was never published) and `Ok(Err)` names the entry found. A
-    /// refusal ([`AppendError`]) is the insert's: the table does not hold
-    /// the bytes, and the shard is unchanged.
+    /// instead of after it arrived. The record is numbered if `number` is
+    /// given: it is called once, just before the append (first, or after
+    /// a probe that missed), and not at all if a probe first finds the
+    /// bytes. If the table holds the bytes after all, the append is taken
+    /// back ([`Log::take_back`](crate::raw::optimistic::log::Log::take_back):
+    /// it was never published; a number it took is spent) and `Ok(Err)`
+    /// names the entry found. A refusal ([`AppendError`]) is the insert's:
+    /// the table does not hold the bytes, and the shard is unchanged.
     #[inline(always)]
-    pub(crate) fn insert_unless_found(
+    pub(crate) fn insert_unless_found<N: FnOnce() -> u32>(
         &mut self,
         id: u64,
         bytes: &[u8],
         hash: u64,
+        number: Option<N>,
     ) -> Result<Result<Ref, Entry<'a>>, AppendError> {
         let shard = self.shard;
         // A writer with a slab has made the by-id side: only the table may
@@ -190,8 +198,9 @@ impl<'a> WriteGuard<'a> {
         // the table's needs cannot be allocated (nothing changed), the
         // probe goes first, so that bytes the table holds are found
         // whatever memory is left.
+        let numbered = number.is_some();
         let room = match self.writer.as_deref_mut() {
-            Some(writer) => match writer.log.mark_before(id, bytes.len()) {
+            Some(writer) => match writer.log.mark_before(id, bytes.len(), numbered) {
                 Some(mark) if shard.reserve_table(writer).is_ok() => Some(mark),
                 _ => None,
             },
@@ -200,15 +209,19 @@ impl<'a> WriteGuard<'a> {
         let Some(mark) = room else {
             return match self.find_by_hash(hash, bytes) {
                 Ok(entry) => Ok(Err(entry)),
-                Err(by) => self.insert_hashed(id, bytes, Some(by), None).map(Ok),
+                Err(by) => {
+                    let number = number.map(|take| take());
+                    self.insert_hashed(id, bytes, Some(by), number).map(Ok)
+                }
             };
         };
         debug_assert!(!shard.hot.ids.load(Ordering::Relaxed).is_null());
+        let number = number.map(|take| take());
         let writer = self.writer.as_mut().expect("marked above");
         let at = shard
             .hot
             .log
-            .append_marked(&mut writer.log, mark, id, bytes);
+            .append_marked(&mut writer.log, mark, id, bytes, number);
         let found = self.find_by_hash(hash, bytes);
         let writer = self.writer.as_mut().expect("made above");
         match found {
