@@ -143,14 +143,16 @@
 //! A miss takes the NC's lock, so threads that insert new names into one NC
 //! wait for each other: give them NCs of their own where they can, or
 //! intern in batches, which take the lock once for the misses of up to 64
-//! names. A thread whose last eight interns into an NC all inserted (one
-//! filling it) is predicted to insert again: its next intern prefetches
-//! the name's bucket and takes the lock without the lock-free probe that
-//! would wait for that bucket to say "absent"; under the lock it writes
-//! the record while the bucket's line is on its way, then the probe
-//! decides (a name found there takes the unpublished record back). If the
-//! name is there after all, that one hit has tried
-//! the NC's lock (it never waits: a held lock sends it to the lock-free
+//! names. (An NC whose writers meet moves to 64 stripes, each with its
+//! own lock, so later misses wait only when their names pick the same
+//! one.) A thread whose last eight interns all inserted (one filling an
+//! NC) is predicted to insert again: its next intern prefetches the
+//! name's bucket and takes the lock (its stripe's, in a moved NC) without
+//! the lock-free probe that would wait for that bucket to say "absent";
+//! under the lock it writes the record while the bucket's line is on its
+//! way, then the probe decides (a name found there takes the unpublished
+//! record back). If the name is there after all, that one hit has tried
+//! the lock (it never waits: a held lock sends it to the lock-free
 //! probe) and computed the id, and the thread's next intern probes first
 //! again; a thread that mostly hits never skips a probe. An NC that no
 //! call ever wrote to costs a pointer (its context is made by its first
