@@ -175,6 +175,26 @@ fn intern_plain(nc: &OptimisticShard, sink: ConflictSink<'_>, name: &str) -> Int
     nc.intern(Key::hashed(name.as_bytes(), crate::ID_MASK), sink)
 }
 
+/// That the hit path of `name` predicts a miss: it goes to the miss path
+/// with the bytes' hash, unprobed.
+fn assert_predicted(nc: &OptimisticShard, name: &str) {
+    let unprobed = Placement {
+        hash: nc.raw.bytes_hash(name.as_bytes()),
+        probed: false,
+    };
+    assert_eq!(nc.find_hit(name.as_bytes()), Err(Some(unprobed)));
+}
+
+/// That a plain intern of `name`, which `nc` holds, answers it as present
+/// and ends the thread's run, so that the next hit path probes.
+fn assert_found_ends_the_run(nc: &OptimisticShard, sink: ConflictSink<'_>, name: &str) {
+    let id = crate::get_id(name.as_bytes());
+    let answer = intern_plain(nc, sink, name);
+    assert_eq!(answer, Ok((id, Registered::AlreadyPresent)));
+    assert_eq!(miss_run::current(), 0);
+    assert_eq!(nc.find_hit(name.as_bytes()), Ok(id));
+}
+
 /// A thread's run of inserts predicts its next intern to miss: the hit
 /// path skips its probe, and the name, found under the lock, is answered
 /// as present (nothing stored twice) and ends the run, so that the next
@@ -193,20 +213,8 @@ fn a_run_of_inserts_predicts_a_miss_and_a_hit_ends_it() {
             );
         }
         assert_eq!(miss_run::current(), miss_run::PREDICT_AFTER);
-        let name = names[0].as_bytes();
-        let hash = nc.raw.bytes_hash(name);
-        let unprobed = Placement {
-            hash,
-            probed: false,
-        };
-        assert_eq!(nc.find_hit(name), Err(Some(unprobed)));
-        let id = crate::get_id(name);
-        assert_eq!(
-            intern_plain(nc, sink, &names[0]),
-            Ok((id, Registered::AlreadyPresent))
-        );
-        assert_eq!(miss_run::current(), 0);
-        assert_eq!(nc.find_hit(name), Ok(id));
+        assert_predicted(nc, &names[0]);
+        assert_found_ends_the_run(nc, sink, &names[0]);
         assert_eq!(nc.stats().entries, names.len());
         assert!(nc.stripes.get().is_none());
     });
@@ -237,35 +245,47 @@ fn a_predicted_hit_is_answered_when_memory_runs_out() {
     });
 }
 
+/// A thread's run of inserts into `nc`, then, while the guard that `hold`
+/// returns is held, the same thread's plain intern of `name 0` (which the
+/// run inserted): its answer, or `Err` if it did not come within a minute
+/// (it waited for the lock held).
+fn intern_while_held<G>(
+    nc: &OptimisticShard,
+    hold: impl FnOnce() -> G,
+) -> Result<Interned, std::sync::mpsc::RecvTimeoutError> {
+    let log = ConflictLog::try_new().unwrap();
+    let sink = ConflictSink::new(&log, usize::MAX, 0);
+    let (run, ran) = std::sync::mpsc::channel();
+    let (held, holds) = std::sync::mpsc::channel();
+    let (answer, answered) = std::sync::mpsc::channel();
+    std::thread::scope(|scope| {
+        scope.spawn(move || {
+            for i in 0..miss_run::PREDICT_AFTER {
+                intern_plain(nc, sink, &format!("name {i}")).unwrap();
+            }
+            assert_eq!(miss_run::current(), miss_run::PREDICT_AFTER);
+            run.send(()).unwrap();
+            holds.recv().unwrap();
+            answer.send(intern_plain(nc, sink, "name 0")).unwrap();
+        });
+        ran.recv().unwrap();
+        let guard = hold();
+        held.send(()).unwrap();
+        let answer = answered.recv_timeout(std::time::Duration::from_secs(60));
+        drop(guard);
+        answer
+    })
+}
+
 /// A miss predicted without a probe that finds the NC's lock held probes
 /// lock-free before it would wait: a name the NC holds is answered without
 /// the lock, and the NC does not move to stripes.
 #[test]
 fn a_predicted_miss_that_is_a_hit_never_waits_for_the_lock() {
     let nc = shard(usize::MAX, usize::MAX);
-    let log = ConflictLog::try_new().unwrap();
-    let sink = ConflictSink::new(&log, usize::MAX, 0);
-    let (run, ran) = std::sync::mpsc::channel();
-    let (hold, held) = std::sync::mpsc::channel();
-    let (answer, answered) = std::sync::mpsc::channel();
-    let nc = &nc;
-    std::thread::scope(|scope| {
-        scope.spawn(move || {
-            for i in 0..miss_run::PREDICT_AFTER {
-                intern_plain(nc, sink, &format!("name {i}")).unwrap();
-            }
-            run.send(()).unwrap();
-            held.recv().unwrap();
-            answer.send(intern_plain(nc, sink, "name 0")).unwrap();
-        });
-        ran.recv().unwrap();
-        let guard = nc.raw.write();
-        hold.send(()).unwrap();
-        let answer = answered.recv_timeout(std::time::Duration::from_secs(60));
-        drop(guard);
-        let id = crate::get_id(b"name 0");
-        assert_eq!(answer, Ok(Ok((id, Registered::AlreadyPresent))));
-    });
+    let answer = intern_while_held(&nc, || nc.raw.write());
+    let id = crate::get_id(b"name 0");
+    assert_eq!(answer, Ok(Ok((id, Registered::AlreadyPresent))));
     assert!(nc.stripes.get().is_none());
 }
 
@@ -292,12 +312,7 @@ fn a_moved_ncs_run_predicts_a_miss_and_a_hit_ends_it() {
         miss_run::end();
         fill(&names);
         assert_eq!(miss_run::current(), miss_run::PREDICT_AFTER);
-        let name = names[0].as_bytes();
-        let unprobed = Placement {
-            hash: nc.raw.bytes_hash(name),
-            probed: false,
-        };
-        assert_eq!(nc.find_hit(name), Err(Some(unprobed)));
+        assert_predicted(nc, &names[0]);
         let frozen_id = crate::get_id(frozen.as_bytes());
         assert_eq!(nc.find_hit(frozen.as_bytes()), Ok(frozen_id));
         assert_eq!(miss_run::current(), 0);
@@ -306,13 +321,7 @@ fn a_moved_ncs_run_predicts_a_miss_and_a_hit_ends_it() {
             .collect();
         fill(&more);
         assert_eq!(miss_run::current(), miss_run::PREDICT_AFTER);
-        let id = crate::get_id(name);
-        assert_eq!(
-            intern_plain(nc, sink, &names[0]),
-            Ok((id, Registered::AlreadyPresent))
-        );
-        assert_eq!(miss_run::current(), 0);
-        assert_eq!(nc.find_hit(name), Ok(id));
+        assert_found_ends_the_run(nc, sink, &names[0]);
         nc.settle(sink);
         assert_eq!(nc.stats().entries, 1 + names.len() + more.len());
         assert_eq!(nc.raw.len(), 1);
@@ -325,30 +334,9 @@ fn a_moved_ncs_run_predicts_a_miss_and_a_hit_ends_it() {
 #[test]
 fn a_predicted_miss_in_a_moved_nc_never_waits_for_a_stripe_lock() {
     let nc = shard(usize::MAX, usize::MAX);
-    let log = ConflictLog::try_new().unwrap();
-    let sink = ConflictSink::new(&log, usize::MAX, 0);
     nc.move_to_stripes(&nc.raw.write());
     let stripes = nc.stripes.get().expect("moved");
-    let (run, ran) = std::sync::mpsc::channel();
-    let (hold, held) = std::sync::mpsc::channel();
-    let (answer, answered) = std::sync::mpsc::channel();
-    let nc = &nc;
-    std::thread::scope(|scope| {
-        scope.spawn(move || {
-            for i in 0..miss_run::PREDICT_AFTER {
-                intern_plain(nc, sink, &format!("name {i}")).unwrap();
-            }
-            assert_eq!(miss_run::current(), miss_run::PREDICT_AFTER);
-            run.send(()).unwrap();
-            held.recv().unwrap();
-            answer.send(intern_plain(nc, sink, "name 0")).unwrap();
-        });
-        ran.recv().unwrap();
-        let guard = stripes.write(nc.raw.bytes_hash(b"name 0"));
-        hold.send(()).unwrap();
-        let answer = answered.recv_timeout(std::time::Duration::from_secs(60));
-        drop(guard);
-        let id = crate::get_id(b"name 0");
-        assert_eq!(answer, Ok(Ok((id, Registered::AlreadyPresent))));
-    });
+    let answer = intern_while_held(&nc, || stripes.write(nc.raw.bytes_hash(b"name 0")));
+    let id = crate::get_id(b"name 0");
+    assert_eq!(answer, Ok(Ok((id, Registered::AlreadyPresent))));
 }

@@ -100,7 +100,14 @@ fn numbers_cross_the_wrap_in_order() {
     for i in 0..400u64 {
         insert(&shard, i % 200 + 1, format!("x{i}").as_bytes());
     }
-    let found = conflicts(&shard);
+    assert_pairs_conflict_in_order(&shard);
+}
+
+/// Settles `shard`, into which `x{i}` was interned under id `i % 200 + 1`
+/// for `i` in `0..400` in that order: each id's first string is kept and
+/// the second is its conflict, in the ids' order.
+fn assert_pairs_conflict_in_order(shard: &StripedShard) {
+    let found = conflicts(shard);
     assert_eq!(found.len(), 200);
     for (k, (id, kept, rejected)) in found.iter().enumerate() {
         assert_eq!(*id, k as u64 + 1);
@@ -140,13 +147,7 @@ fn an_insert_that_finds_its_bytes_takes_its_numbered_append_back() {
         settles += usize::from(found.settle);
     }
     assert_eq!(settles, 1, "one number, 0, asks for a settle");
-    let found = conflicts(&shard);
-    assert_eq!(found.len(), 200);
-    for (k, (id, kept, rejected)) in found.iter().enumerate() {
-        assert_eq!(*id, k as u64 + 1);
-        assert_eq!(kept, format!("x{k}").as_bytes());
-        assert_eq!(rejected, format!("x{}", k + 200).as_bytes());
-    }
+    assert_pairs_conflict_in_order(&shard);
     let mut seen = Vec::new();
     assert_eq!(shard.walk_settled(0, |entry| seen.push(entry.id())), 200);
     assert_eq!(seen, (1..=200).collect::<Vec<_>>());
