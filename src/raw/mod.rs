@@ -42,7 +42,7 @@ pub(crate) use self::bytes::bytes_eq;
 pub(crate) use self::lock_free::{Inserted, RawLockFreeShard};
 pub(crate) use self::once_box::OnceBox;
 pub(crate) use self::optimistic::{AppendError, ByBytes, RawShard, WriteGuard, MAX_SLABS};
-pub(crate) use self::optimistic::{Entry, Place, Probe, StripedShard};
+pub(crate) use self::optimistic::{Entry, Place, Probe, Refused, StripeGuard, StripedShard};
 pub(crate) use self::sizes::PREDICT_AFTER;
 
 /// Where the optimistic shard's by-bytes index places `bytes` in loom

@@ -6,7 +6,7 @@
 use super::admission::compare;
 use super::shard::{ConflictSink, IdSource, Interned, Key, Refusal};
 use super::Registered;
-use crate::raw::{AppendError, ByBytes, RawShard, StripedShard};
+use crate::raw::{AppendError, ByBytes, RawShard, Refused, StripeGuard, StripedShard};
 
 /// An NC's stripes, and the frozen shard before them (its entries precede
 /// every stripe's). An NC with a byte cap or a slab limit never moves, so
@@ -117,9 +117,10 @@ impl<'a> Stripes<'a> {
             return Err(Refusal::Closed);
         }
         let inserted = if predicted {
-            let outcome = stripe
-                .insert_unless_found(id, key.bytes, hash)
-                .map_err(|refused| refusal(refused, stripe.slab_limit()))?;
+            let outcome = match stripe.insert_unless_found(id, key.bytes, hash) {
+                Ok(outcome) => outcome,
+                Err(refused) => return Err(self.refused(stripe, refused, conflicts)),
+            };
             match outcome {
                 Ok(inserted) => inserted,
                 Err(found) => {
@@ -137,9 +138,10 @@ impl<'a> Stripes<'a> {
                 Ok(entry) => return Ok((entry.id(), Registered::AlreadyPresent)),
                 Err(by_bytes) => by_bytes,
             };
-            stripe
-                .insert(id, key.bytes, Some(by_bytes))
-                .map_err(|refused| refusal(refused, stripe.slab_limit()))?
+            match stripe.insert(id, key.bytes, Some(by_bytes)) {
+                Ok(inserted) => inserted,
+                Err(refused) => return Err(self.refused(stripe, refused, conflicts)),
+            }
         };
         drop(stripe);
         if inserted.settle {
@@ -147,6 +149,25 @@ impl<'a> Stripes<'a> {
             let _ = self.settle(conflicts);
         }
         Ok((id, Registered::Inserted))
+    }
+
+    /// The refusal of `stripe`'s append, `refused`, once the guard is
+    /// released and, if the number the append spent asks for it, the NC
+    /// settled ([`Refused`](crate::raw::Refused)).
+    #[cold]
+    fn refused(
+        &self,
+        stripe: StripeGuard<'_>,
+        refused: Refused,
+        conflicts: ConflictSink<'_>,
+    ) -> Refusal {
+        let slab_limit = stripe.slab_limit();
+        drop(stripe);
+        if refused.settle {
+            // On a failure, the next settle takes what this one left.
+            let _ = self.settle(conflicts);
+        }
+        refusal(refused.error, slab_limit)
     }
 
     /// An intern whose outcome must be exact when it returns (the caller
@@ -173,9 +194,10 @@ impl<'a> Stripes<'a> {
         // both is settled (the stripe's numbered before the settle above,
         // under this lock), and no entry holds the id.
         let by_bytes = (key.source() == IdSource::Hash).then(|| ByBytes::hash(hash));
-        let inserted = stripe
-            .insert(id, key.bytes, by_bytes)
-            .map_err(|refused| refusal(refused, stripe.slab_limit()))?;
+        let inserted = match stripe.insert(id, key.bytes, by_bytes) {
+            Ok(inserted) => inserted,
+            Err(refused) => return Err(self.refused(stripe, refused, conflicts)),
+        };
         drop(stripe);
         self.settle(conflicts)?;
         let outcome = match self.find_mapped(id) {

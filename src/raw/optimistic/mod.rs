@@ -31,4 +31,4 @@ mod witness;
 pub(crate) use self::log::{AppendError, MAX_SLABS};
 pub(crate) use self::record::Entry;
 pub(crate) use self::shard::{ByBytes, Probe, RawShard, WriteGuard};
-pub(crate) use self::striped::{Place, StripedShard};
+pub(crate) use self::striped::{Place, Refused, StripeGuard, StripedShard};

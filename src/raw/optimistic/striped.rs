@@ -17,7 +17,8 @@
 //!   the append is taken back, never published, and its number is left
 //!   unused. Such gaps (and those of appends refused after their number)
 //!   change nothing below: no record holds the number, and every argument
-//!   is about the records that exist.
+//!   is about the records that exist; but a spent number that asks for a
+//!   settle (below) still gets one ([`Found`], [`Refused`]).
 //! * **The settle** (under the by-id map's exclusive lock) loads the
 //!   counter first (the bound, acquire), then each stripe's published end,
 //!   and takes from each stripe the prefix of its new records numbered
@@ -492,19 +493,22 @@ impl<'a> StripeGuard<'a> {
 
     /// Appends `id → bytes` numbered (the module's rule) to the stripe, and
     /// indexes it by its bytes if `by_bytes` is given
-    /// ([`WriteGuard::insert_hashed`]).
+    /// ([`WriteGuard::insert_hashed`]). A refusal spends its number
+    /// ([`Refused`]).
     #[inline]
     pub(crate) fn insert(
         &mut self,
         id: u64,
         bytes: &[u8],
         by_bytes: Option<ByBytes<'a>>,
-    ) -> Result<Inserted, AppendError> {
+    ) -> Result<Inserted, Refused> {
         let number = self.shard.take_number();
+        let settle = asks_to_settle(number);
         let at = self
             .guard
-            .insert_hashed(id, bytes, by_bytes, Some(number))?;
-        Ok(self.inserted(at, asks_to_settle(number)))
+            .insert_hashed(id, bytes, by_bytes, Some(number))
+            .map_err(|error| Refused { error, settle })?;
+        Ok(self.inserted(at, settle))
     }
 
     /// A predicted miss's insert ([`WriteGuard::insert_unless_found`]):
@@ -521,14 +525,13 @@ impl<'a> StripeGuard<'a> {
         id: u64,
         bytes: &[u8],
         hash: u64,
-    ) -> Result<Result<Inserted, Found<'a>>, AppendError> {
+    ) -> Result<Result<Inserted, Found<'a>>, Refused> {
         let shard = self.shard;
         let mut taken = None;
         let take = || *taken.insert(shard.take_number());
-        let outcome = self
-            .guard
-            .insert_unless_found(id, bytes, hash, Some(take))?;
+        let outcome = self.guard.insert_unless_found(id, bytes, hash, Some(take));
         let settle = taken.is_some_and(asks_to_settle);
+        let outcome = outcome.map_err(|error| Refused { error, settle })?;
         Ok(match outcome {
             Ok(at) => Ok(self.inserted(at, settle)),
             Err(entry) => Err(Found { entry, settle }),
@@ -554,6 +557,20 @@ impl<'a> StripeGuard<'a> {
 #[inline(always)]
 fn asks_to_settle(number: u32) -> bool {
     number.is_multiple_of(SETTLE_EVERY)
+}
+
+/// A stripe's append refused ([`AppendError`]: the stripe is unchanged),
+/// and whether the number it had taken, now spent, asks the caller to
+/// settle the NC after releasing the guard: a number that asks for a
+/// settle must get one whatever became of its record, or a record
+/// published after the last settle could wait past the window a settle
+/// takes (the module's rule on wrapping numbers).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Refused {
+    /// Why the append was refused.
+    pub(crate) error: AppendError,
+    /// Whether the caller must settle the NC after releasing the guard.
+    pub(crate) settle: bool,
 }
 
 /// The entry that [`StripeGuard::insert_unless_found`] found, and whether

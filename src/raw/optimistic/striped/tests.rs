@@ -177,3 +177,41 @@ fn a_spent_number_that_asks_for_a_settle_says_so() {
     assert_eq!(conflicts(&shard), vec![(1, b"a".to_vec(), b"b".to_vec())]);
     assert_eq!(shard.held(), (1, 1));
 }
+
+/// An append refused after it took a number that asks for a settle says
+/// so, by either insert, so that the caller settles (else a record
+/// published after the last settle could wait past a settle's window).
+#[test]
+fn a_refused_append_whose_number_asks_for_a_settle_says_so() {
+    use crate::raw::refusals;
+    for predicted in [false, true] {
+        // A fresh stripe: its first append makes the writer's state, which
+        // the armed refusals refuse, after the number is taken.
+        let shard = shard(1);
+        shard.next.0.store(0, Ordering::Relaxed);
+        let hash = shard.bytes_hash(b"a");
+        let mut guard = shard.write(hash);
+        refusals::arm();
+        let refused = if predicted {
+            guard.insert_unless_found(1, b"a", hash).map(drop)
+        } else {
+            let by = ByBytes::hash(hash);
+            guard.insert(1, b"a", Some(by)).map(drop)
+        };
+        refusals::disarm();
+        drop(guard);
+        let refused = refused.expect_err("refused");
+        assert!(refused.settle, "{predicted}");
+        assert_eq!(
+            shard.next.0.load(Ordering::Relaxed),
+            1,
+            "{predicted}: spent"
+        );
+        assert_eq!(conflicts(&shard), vec![]);
+        assert_eq!(shard.held(), (0, 0));
+        // The stripe is unchanged: the next insert goes in.
+        insert(&shard, 2, b"b");
+        assert_eq!(conflicts(&shard), vec![]);
+        assert_eq!(shard.held(), (1, 1));
+    }
+}
