@@ -124,12 +124,7 @@ impl<'a> Stripes<'a> {
             match outcome {
                 Ok(inserted) => inserted,
                 Err(found) => {
-                    drop(stripe);
-                    if found.settle {
-                        // On a failure, the next settle takes what this
-                        // one left.
-                        let _ = self.settle(conflicts);
-                    }
+                    self.release(stripe, found.settle, conflicts);
                     return Ok((found.entry.id(), Registered::AlreadyPresent));
                 }
             }
@@ -143,12 +138,18 @@ impl<'a> Stripes<'a> {
                 Err(refused) => return Err(self.refused(stripe, refused, conflicts)),
             }
         };
+        self.release(stripe, inserted.settle, conflicts);
+        Ok((id, Registered::Inserted))
+    }
+
+    /// Releases `stripe`, then settles the NC if the number its append
+    /// took (inserted, taken back or refused) asks for it (`settle`).
+    fn release(&self, stripe: StripeGuard<'_>, settle: bool, conflicts: ConflictSink<'_>) {
         drop(stripe);
-        if inserted.settle {
+        if settle {
             // On a failure, the next settle takes what this one left.
             let _ = self.settle(conflicts);
         }
-        Ok((id, Registered::Inserted))
     }
 
     /// The refusal of `stripe`'s append, `refused`, once the guard is
@@ -162,11 +163,7 @@ impl<'a> Stripes<'a> {
         conflicts: ConflictSink<'_>,
     ) -> Refusal {
         let slab_limit = stripe.slab_limit();
-        drop(stripe);
-        if refused.settle {
-            // On a failure, the next settle takes what this one left.
-            let _ = self.settle(conflicts);
-        }
+        self.release(stripe, refused.settle, conflicts);
         refusal(refused.error, slab_limit)
     }
 
