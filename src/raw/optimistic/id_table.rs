@@ -254,7 +254,10 @@ mod tests {
 
     #[test]
     fn finds_every_value_and_fills_to_its_room() {
-        for entries in [0, 1, 7, 8, 50, 1000] {
+        // Crowded hashes make each probe long: a smaller largest table
+        // under Miri.
+        let largest = if cfg!(miri) { 200 } else { 1000 };
+        for entries in [0, 1, 7, 8, 50, largest] {
             let mut table = IdTable::with_room(entries).unwrap();
             assert!(table.room() >= entries);
             let room = table.room();

@@ -292,6 +292,8 @@ mod tests {
             u64::MAX,
         ];
         for len in [0usize, 1, 0x7F, 0x80, 0x3FFF, 0x4000, 70_000] {
+            // Made once a length: Miri interprets each byte's push.
+            let bytes: Vec<u8> = (0..len).map(|i| i as u8).collect();
             // The longest name with the first eight ids, unnumbered, only:
             // Miri interprets each case, and the long name's dominate.
             let long = len > 0x4000;
@@ -302,7 +304,6 @@ mod tests {
             };
             for &id in ids {
                 for &number in numbers {
-                    let bytes: Vec<u8> = (0..len).map(|i| i as u8).collect();
                     let size = record_size(id, len, number.is_some()).unwrap();
                     let mut buf = vec![0u8; size + 3];
                     let at = NonNull::new(buf.as_mut_ptr().wrapping_add(3)).unwrap();
