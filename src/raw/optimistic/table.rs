@@ -44,10 +44,12 @@
 //! reader with the new shape finds the copies; a reader still on the old
 //! shape finds the originals, or, if it reads the old bucket after the
 //! clear, misses: a *false miss*, which the caller re-checks under the lock.
-//! No reader ever sees a wrong record. The split then compacts the old
-//! bucket's chain (`growth.rs`): words left in its overflow buckets move
-//! forward into the holes (copied with **release**, then cleared: a reader
-//! may miss such a word, never see a wrong one), and the overflow buckets
+//! No reader ever sees a wrong record. With the clear the split compacts
+//! the old bucket's chain (`growth.rs`): words left in its overflow buckets
+//! move forward into the holes (one pass stores every slot of the kept
+//! buckets with **release**: the word that stays, one moved forward, or
+//! 0; then the emptied buckets are cleared: a reader may miss such a word,
+//! never see a wrong one), and the overflow buckets
 //! emptied so are unlinked and linked again where a chain next overflows;
 //! the first word stored into such a reused bucket is a **release** store
 //! of its own, since a reader that loaded the old link may still read it.

@@ -6,31 +6,138 @@
 use core::ptr::{self, NonNull};
 
 use super::super::blocks::{new_segment, Bucket, SegmentDir, TableWriter};
-use super::{capacity_of, chain, moves, publish, Shape, Table, MAX_LEVEL};
+use super::{capacity_of, chain, moves, publish, Shape, Table, Vacancy, MAX_LEVEL};
 use crate::raw::alloc::AllocError;
 #[cfg(not(interner_loom))]
 use crate::raw::bytes::prefetch;
 use crate::raw::sizes::{SEGMENT_BUCKETS, SPLITS_PER_STEP, WORDS};
-use crate::sync::Ordering;
+use crate::sync::{AtomicU64, Ordering};
 
-/// The buckets of a source chain whose movers a split records as bits
-/// ([`Sourced`]); the rare longer chain's are found again, for clearing,
-/// by their hash bit.
+/// The buckets of a source chain whose words a split sorts once and
+/// buffers ([`Sourced`], [`Packed`]); the rare longer chain's are sorted
+/// again, for the clear and the compaction, by their hash bit.
 const MASKED: usize = 4;
 
-const _: () = assert!(WORDS <= 8, "a bucket's movers fit a `u8`");
+/// The words of the first [`MASKED`] buckets of a chain.
+const BUFFERED: usize = WORDS * MASKED;
 
-/// What the split of one source bucket learned on its one walk of the
-/// source's chain, for the clear once the new shape is published: the
-/// movers' slots as bits (of the first [`MASKED`] buckets), the chain's
-/// length, and the words that stay.
+const _: () = assert!(WORDS <= 8, "a bucket's slots fit a `u8`");
+
+/// Every slot of a bucket, as bits.
+const SLOTS: u8 = u8::MAX >> (8 - WORDS);
+
+/// One bucket's words as the split at some level sorts them: the slots
+/// whose word moves to the new bucket, and those whose word stays, as bits
+/// and counted.
+#[derive(Clone, Copy, Default)]
+struct Sorted {
+    moving: u8,
+    staying: u8,
+    movers: u8,
+    stayers: u8,
+}
+
+impl Sorted {
+    /// From one relaxed load of each slot (the writer's: only it stores),
+    /// each word handed to `each` with whether it moves. No branch a word,
+    /// whose outcome is a coin toss.
+    #[inline(always)]
+    fn of(bucket: &Bucket, level: u32, mut each: impl FnMut(u64, bool)) -> Sorted {
+        let mut sorted = Sorted::default();
+        for (slot, word) in bucket.words.iter().enumerate() {
+            let word = word.load(Ordering::Relaxed);
+            let moved = moves(word, level);
+            let stays = word != 0 && !moved;
+            sorted.moving |= u8::from(moved) << slot;
+            sorted.staying |= u8::from(stays) << slot;
+            sorted.movers += u8::from(moved);
+            sorted.stayers += u8::from(stays);
+            each(word, moved);
+        }
+        sorted
+    }
+}
+
+/// Words gathered without a branch a word: each is stored at the end, and
+/// the end moves past it only if it is kept. Zero past the kept words once
+/// [`sealed`](Self::seal). Its room a power of two, so that an index
+/// masked to it needs no bounds check.
+struct Packed {
+    words: [u64; PACKED],
+    len: usize,
+}
+
+/// [`Packed`]'s room: [`BUFFERED`] words and a last one, offered and not
+/// kept.
+const PACKED: usize = (BUFFERED + 1).next_power_of_two();
+
+impl Packed {
+    #[inline(always)]
+    fn new() -> Packed {
+        Packed {
+            words: [0; PACKED],
+            len: 0,
+        }
+    }
+
+    /// At most [`BUFFERED`] offers a buffer.
+    #[inline(always)]
+    fn offer(&mut self, word: u64, keep: bool) {
+        debug_assert!(self.len <= BUFFERED);
+        self.words[self.len % PACKED] = word;
+        self.len += usize::from(keep);
+    }
+
+    /// Clears the last word offered and not kept.
+    #[inline(always)]
+    fn seal(&mut self) {
+        self.words[self.len % PACKED] = 0;
+    }
+
+    /// Word `at`: a kept one, or 0 (sealed) up to [`BUFFERED`].
+    #[inline(always)]
+    fn at(&self, at: usize) -> u64 {
+        debug_assert!(at <= BUFFERED);
+        self.words[at % PACKED]
+    }
+}
+
+/// What the split of one source bucket learned on its one sorting walk of
+/// the source's chain, for the clear and the compaction once the new shape
+/// is published: each bucket's slots sorted (of the first [`MASKED`]
+/// buckets), the chain's length, and the words that stay.
 #[derive(Clone, Copy, Default)]
 struct Sourced {
     source: usize,
     level: u32,
-    movers: [u8; MASKED],
+    sorted: [Sorted; MASKED],
     buckets: usize,
     left: usize,
+}
+
+impl Sourced {
+    /// Bucket `index` of the source's chain, `bucket`, as sorted: recorded,
+    /// or past the recorded buckets sorted again (after the clear, nothing
+    /// is moving).
+    #[inline(always)]
+    fn sorted(&self, index: usize, bucket: &Bucket) -> Sorted {
+        match self.sorted.get(index) {
+            Some(&sorted) => sorted,
+            None => Sorted::of(bucket, self.level, |_, _| {}),
+        }
+    }
+}
+
+/// The slots of `bucket` named by the bits of `slots`, in order.
+#[inline(always)]
+fn slots_of(bucket: &Bucket, mut slots: u8) -> impl Iterator<Item = &AtomicU64> {
+    core::iter::from_fn(move || {
+        (slots != 0).then(|| {
+            let slot = &bucket.words[slots.trailing_zeros() as usize];
+            slots &= slots - 1;
+            slot
+        })
+    })
 }
 
 impl Table {
@@ -52,10 +159,13 @@ impl Table {
             if self.ensure_segment(writer, target).is_err() {
                 break;
             }
-            let Ok(sourced) = self.split_one(writer, next.split, target, level) else {
+            // Sorted in place: a `Sourced` returned and copied in was read
+            // back before its byte-wide stores had left the store buffer.
+            let sourced = &mut split[splits];
+            (sourced.source, sourced.level) = (next.split, level);
+            if self.split_one(writer, target, sourced).is_err() {
                 break;
-            };
-            split[splits] = sourced;
+            }
             splits += 1;
             next.split += 1;
             if next.split == 1 << level {
@@ -76,48 +186,33 @@ impl Table {
         }
         // A bucket splits at most once a step (a step splits fewer buckets
         // than a level has), and only the writer stores: the words that a
-        // split recorded as movers are still where it found them.
+        // split sorted are still where it found them.
         for sourced in &split[..splits] {
-            Self::clear_split(writer, sourced);
-        }
-    }
-
-    /// Clears the words that the split of `sourced` copied out, then
-    /// compacts the bucket's chain ([`compact`](Self::compact)).
-    fn clear_split(writer: &mut TableWriter, sourced: &Sourced) {
-        let first = Self::bucket(writer.current_dir(), sourced.source);
-        for (index, bucket) in chain(first).enumerate() {
-            let mut movers = match sourced.movers.get(index) {
-                Some(&movers) => u32::from(movers),
-                // Past the recorded buckets: found again by their hash bit.
-                None => bucket
-                    .words
-                    .iter()
-                    .enumerate()
-                    .fold(0, |movers, (at, slot)| {
-                        movers | u32::from(moves(slot.load(Ordering::Relaxed), sourced.level)) << at
-                    }),
-            };
-            while movers != 0 {
-                // Relaxed: a reader that reads the cleared slot only misses.
-                bucket.words[movers.trailing_zeros() as usize].store(0, Ordering::Relaxed);
-                movers &= movers - 1;
+            let first = Self::bucket(writer.current_dir(), sourced.source);
+            if sourced.buckets <= MASKED {
+                Self::clear_split(writer, first, sourced);
+            } else {
+                Self::clear_long_split(writer, first, sourced);
             }
         }
-        // A chain no longer than its words need (most: a bucket alone) is
-        // left as it is.
-        if sourced.buckets > sourced.left.div_ceil(WORDS).max(1) {
-            Self::compact(writer, first, sourced.left);
-        }
     }
 
-    /// Moves the words of `first`'s overflow buckets past the first
-    /// `ceil(left / WORDS)` buckets (at least one) forward into the holes
-    /// of those, unlinks the buckets emptied so and hands them back to the
-    /// writer, which links them again where a chain next overflows. A split
-    /// leaves about half of a chain's words behind, scattered over its
-    /// buckets: without this, an overflow bucket once linked stays linked
-    /// however few words are left (`docs/history.md` has the counts).
+    /// Clears the words that the split of `sourced` (whose chain from
+    /// `first` has at most [`MASKED`] buckets) copied out, and compacts the
+    /// chain: the words past its first `ceil(left / WORDS)` buckets (at
+    /// least one) that stay move forward into those buckets' holes, and the
+    /// buckets emptied so are unlinked and handed back to the writer, which
+    /// links them again where a chain next overflows. A split leaves about
+    /// half of a chain's words behind, scattered over its buckets: without
+    /// this, an overflow bucket once linked stays linked however few words
+    /// are left (`docs/history.md` has the counts).
+    ///
+    /// Without a branch a word: every slot of a kept bucket is stored once,
+    /// with the word that stays there, or the next word from past the kept
+    /// buckets, or 0 (a moved word's slot, cleared). With release, as
+    /// [`place`](Self::place) stores: a reader that loads a word moved
+    /// forward must see its record, and one that loads a word stored over
+    /// itself loads the same word.
     ///
     /// A reader may be anywhere in the chain meanwhile. One that passed a
     /// hole before a word was copied into it, and reads the word's old
@@ -129,41 +224,63 @@ impl Table {
     /// checks in full, so it never returns a wrong entry; and it reaches
     /// the end, since chains have no cycles and a shard's splits are
     /// finite. Nothing is freed.
-    fn compact(writer: &mut TableWriter, first: &Bucket, left: usize) {
-        let kept = left.div_ceil(WORDS).max(1);
-        let last_kept = chain(first)
-            .nth(kept - 1)
-            .expect("a chain has a bucket for every WORDS words it holds");
-        // SAFETY: a linked overflow bucket, live until `&mut`.
-        let Some(tail) = (unsafe { last_kept.next.load(Ordering::Relaxed).as_ref() }) else {
-            return;
-        };
-        // Without room to hand back every emptied bucket the chain stays as
-        // it is: it loses no word, it only keeps its buckets.
-        if writer.recycled.try_reserve(chain(tail).count()).is_err() {
-            return;
-        }
-        let mut holes = chain(first)
-            .take(kept)
-            .flat_map(|bucket| &bucket.words)
-            .filter(|slot| slot.load(Ordering::Relaxed) == 0);
-        for slot in chain(tail).flat_map(|bucket| &bucket.words) {
-            let word = slot.load(Ordering::Relaxed);
-            if word != 0 {
-                let hole = holes
-                    .next()
-                    .expect("the kept buckets have a hole for every word past them");
-                publish(hole, word);
-                // Relaxed: as a moved word's (`clear_split`).
-                slot.store(0, Ordering::Relaxed);
+    fn clear_split(writer: &mut TableWriter, first: &Bucket, sourced: &Sourced) {
+        let kept = sourced.left.div_ceil(WORDS).max(1);
+        // Without room to hand back every emptied bucket the chain keeps
+        // its buckets (it loses no word): its moved words are cleared.
+        let compact =
+            sourced.buckets > kept && writer.recycled.try_reserve(sourced.buckets - kept).is_ok();
+        Self::clear_keeping(
+            writer,
+            first,
+            sourced,
+            if compact { kept } else { sourced.buckets },
+        );
+    }
+
+    /// [`clear_split`](Self::clear_split) once it knows how many buckets
+    /// of the chain it keeps (`kept`: those the words that stay need, or
+    /// every one), with room reserved to hand back the others.
+    fn clear_keeping(writer: &mut TableWriter, first: &Bucket, sourced: &Sourced, kept: usize) {
+        let mut past = Packed::new();
+        for (index, bucket) in chain(first).enumerate().skip(kept) {
+            let stays = sourced.sorted[index].staying;
+            for (slot, word) in bucket.words.iter().enumerate() {
+                past.offer(word.load(Ordering::Relaxed), stays >> slot & 1 == 1);
             }
         }
-        // Relaxed, both: a reader that still reaches the emptied buckets
+        past.seal();
+        let mut next = 0;
+        for (index, bucket) in chain(first).take(kept).enumerate() {
+            let stays = sourced.sorted[index].staying;
+            for (slot, word) in bucket.words.iter().enumerate() {
+                let stay = stays >> slot & 1 == 1;
+                let (here, moved_in) = (word.load(Ordering::Relaxed), past.at(next));
+                next += usize::from(!stay);
+                publish(word, core::hint::select_unpredictable(stay, here, moved_in));
+            }
+        }
+        if kept < sourced.buckets {
+            let last_kept = chain(first)
+                .nth(kept - 1)
+                .expect("a chain has a bucket for every WORDS words it holds");
+            Self::unlink_past(writer, last_kept);
+        }
+    }
+
+    /// Unlinks the buckets of the chain past `last_kept`, clears them and
+    /// hands them back to the writer (which reserved room for them).
+    fn unlink_past(writer: &mut TableWriter, last_kept: &Bucket) {
+        // SAFETY: a linked overflow bucket, live until `&mut`.
+        let mut at = unsafe { last_kept.next.load(Ordering::Relaxed).as_ref() };
+        // Relaxed, all: a reader that still reaches the emptied buckets
         // finds nothing there that the kept ones lack but what was just
         // moved (a false miss at worst, as above).
         last_kept.next.store(ptr::null_mut(), Ordering::Relaxed);
-        let mut at = Some(tail);
         while let Some(bucket) = at {
+            for word in &bucket.words {
+                word.store(0, Ordering::Relaxed);
+            }
             // SAFETY: as above.
             at = unsafe { bucket.next.load(Ordering::Relaxed).as_ref() };
             bucket.next.store(ptr::null_mut(), Ordering::Relaxed);
@@ -171,22 +288,67 @@ impl Table {
         }
     }
 
-    /// Copies the words of bucket `source`'s chain whose hash has bit
-    /// `level` set into the empty bucket `target`, and returns what the
-    /// clear needs: the movers' slots, recorded on the copy's walk (the
-    /// caller clears the originals once the shape that reaches `target` is
-    /// published). All-or-nothing: every allocation it needs comes first,
-    /// so that a failure leaves no word copied. (A word copied into a
-    /// bucket that the published shape does not reach would have its
-    /// original cleared, and its entry drop out of the table: until it was
-    /// indexed again, every hit on it would take the lock.)
+    /// [`clear_split`](Self::clear_split) for a chain longer than
+    /// [`MASKED`] buckets (crafted hashes only), a word at a time: the
+    /// moved words cleared, then the words past the kept buckets moved
+    /// forward into their holes, each published before its old slot is
+    /// cleared.
+    #[cold]
+    fn clear_long_split(writer: &mut TableWriter, first: &Bucket, sourced: &Sourced) {
+        for (index, bucket) in chain(first).enumerate() {
+            for slot in slots_of(bucket, sourced.sorted(index, bucket).moving) {
+                // Relaxed: a reader that reads the cleared slot only misses.
+                slot.store(0, Ordering::Relaxed);
+            }
+        }
+        let kept = sourced.left.div_ceil(WORDS).max(1);
+        let last_kept = chain(first)
+            .nth(kept - 1)
+            .expect("a chain has a bucket for every WORDS words it holds");
+        // SAFETY: a linked overflow bucket, live until `&mut`.
+        let Some(tail) = (unsafe { last_kept.next.load(Ordering::Relaxed).as_ref() }) else {
+            return;
+        };
+        if writer.recycled.try_reserve(chain(tail).count()).is_err() {
+            return;
+        }
+        // The kept buckets' holes: every slot whose word neither stays nor
+        // was there (a moved word's slot is clear now).
+        let mut holes = chain(first)
+            .take(kept)
+            .enumerate()
+            .flat_map(|(index, bucket)| {
+                slots_of(bucket, !sourced.sorted(index, bucket).staying & SLOTS)
+            });
+        for (index, bucket) in chain(tail).enumerate() {
+            for slot in slots_of(bucket, sourced.sorted(kept + index, bucket).staying) {
+                let hole = holes
+                    .next()
+                    .expect("the kept buckets have a hole for every word past them");
+                publish(hole, slot.load(Ordering::Relaxed));
+            }
+        }
+        Self::unlink_past(writer, last_kept);
+    }
+
+    /// Copies the words of bucket `sourced.source`'s chain whose hash has
+    /// bit `sourced.level` set into the empty bucket `target` (and overflow
+    /// buckets after it), and records in `sourced` (as made by `default`)
+    /// what the clear needs: the chain's slots sorted on the one walk that
+    /// counts them (the caller clears the originals once the shape that
+    /// reaches `target` is published).
+    /// All-or-nothing: every allocation it needs comes first, so that a
+    /// failure leaves no word copied. (A word copied into a bucket that the
+    /// published shape does not reach would have its original cleared, and
+    /// its entry drop out of the table: until it was indexed again, every
+    /// hit on it would take the lock.)
     fn split_one(
         &self,
         writer: &mut TableWriter,
-        source: usize,
         target: usize,
-        level: u32,
-    ) -> Result<Sourced, AllocError> {
+        sourced: &mut Sourced,
+    ) -> Result<(), AllocError> {
+        let (source, level) = (sourced.source, sourced.level);
         // Placing words links spares, never a directory: `dir` stays current.
         let dir = writer.current_dir();
         let from = Self::bucket(dir, source);
@@ -195,75 +357,74 @@ impl Table {
         let to = Self::bucket(dir, target);
         debug_assert!(to.next.load(Ordering::Relaxed).is_null());
         debug_assert!(to.words.iter().all(|w| w.load(Ordering::Relaxed) == 0));
-        let mut sourced = Sourced {
-            source,
-            level,
-            buckets: 1,
-            ..Sourced::default()
-        };
-        // Movers past the target's first bucket need overflow buckets, one
-        // a `WORDS` of them, stocked before any word is copied. A source
-        // without overflow buckets has at most `WORDS` movers (and its
-        // chain is never compacted: what stays needs no count).
+        // The movers of the first `MASKED` buckets, packed in order.
+        let mut moving = Packed::new();
         let mut movers = 0;
-        if !from.next.load(Ordering::Relaxed).is_null() {
-            let (mut buckets, mut words) = (0, 0);
-            for bucket in chain(from) {
-                buckets += 1;
-                for slot in &bucket.words {
-                    let word = slot.load(Ordering::Relaxed);
-                    movers += usize::from(moves(word, level));
-                    words += usize::from(word != 0);
+        for (index, bucket) in chain(from).enumerate() {
+            let sorted = match sourced.sorted.get_mut(index) {
+                Some(recorded) => {
+                    *recorded = Sorted::of(bucket, level, |word, moved| moving.offer(word, moved));
+                    *recorded
                 }
-            }
-            writer.stock_spares(movers.saturating_sub(1) / WORDS)?;
-            (sourced.buckets, sourced.left) = (buckets, words - movers);
+                None => Sorted::of(bucket, level, |_, _| {}),
+            };
+            movers += usize::from(sorted.movers);
+            sourced.left += usize::from(sorted.stayers);
+            sourced.buckets += 1;
         }
-        let record = |sourced: &mut Sourced, index: usize, movers: u8| {
-            if let Some(recorded) = sourced.movers.get_mut(index) {
-                *recorded = movers;
-            }
-        };
-        if movers <= WORDS {
-            // The common case: the movers fill the target's first slots in
-            // order. Every word is stored into the target's next slot and
-            // only a mover moves past it: no branch a word, whose outcome is
-            // a coin toss. The slot after the last mover may so hold a word
-            // that stays, cleared after.
-            let mut at = 0;
-            for (index, bucket) in chain(from).enumerate() {
-                let mut moved_here = 0u8;
-                for (slot, word) in bucket.words.iter().enumerate() {
-                    let word = word.load(Ordering::Relaxed);
-                    let moved = moves(word, level);
-                    // Relaxed, the target's stores all: readers reach the
-                    // target only through the shape that the step publishes
-                    // with release after them.
-                    if let Some(next) = to.words.get(at) {
-                        next.store(word, Ordering::Relaxed);
-                    }
-                    at += usize::from(moved);
-                    moved_here |= u8::from(moved) << slot;
-                }
-                record(&mut sourced, index, moved_here);
-            }
-            if let Some(rest) = to.words.get(at) {
-                rest.store(0, Ordering::Relaxed);
-            }
-        } else {
-            for (index, bucket) in chain(from).enumerate() {
-                let mut moved_here = 0u8;
-                for (slot, word) in bucket.words.iter().enumerate() {
-                    let word = word.load(Ordering::Relaxed);
-                    if moves(word, level) {
-                        self.place(writer, target, word);
-                        moved_here |= 1 << slot;
-                    }
-                }
-                record(&mut sourced, index, moved_here);
+        moving.seal();
+        // Movers past the target's first bucket need overflow buckets, one
+        // a `WORDS` of them, stocked before any word is copied.
+        writer.stock_spares(movers.saturating_sub(1) / WORDS)?;
+        // The target's first bucket: its first movers, zero after them.
+        // Relaxed: readers reach it only through the shape that the step
+        // publishes with release after them.
+        for (slot, &word) in to.words.iter().zip(&moving.words) {
+            slot.store(word, Ordering::Relaxed);
+        }
+        // The movers the first bucket did not take: the buffer's past
+        // `WORDS`, and those of a chain's buckets past the buffered ones
+        // (which may be all of them: a long chain's few movers).
+        if movers > moving.len.min(WORDS) {
+            let buffered = moving.words[..moving.len].iter().skip(WORDS).copied();
+            let past = chain(from)
+                .enumerate()
+                .skip(MASKED)
+                .flat_map(|(index, bucket)| {
+                    slots_of(bucket, sourced.sorted(index, bucket).moving)
+                        .map(|slot| slot.load(Ordering::Relaxed))
+                });
+            Self::extend(writer, to, moving.len.min(WORDS), buffered.chain(past));
+        }
+        Ok(())
+    }
+
+    /// Stores `words` into the chain of the unpublished bucket `to`, from
+    /// its slot `at` on, linking the writer's spares as it fills (the
+    /// caller stocked them).
+    #[cold]
+    fn extend(
+        writer: &mut TableWriter,
+        to: &Bucket,
+        mut at: usize,
+        words: impl Iterator<Item = u64>,
+    ) {
+        let mut into = to;
+        for word in words {
+            if at < WORDS {
+                // Into an overflow bucket, which a compaction may have
+                // handed back (a reader that loaded its old link may still
+                // read it), as `place` stores; or, past a chain's buffered
+                // buckets, into `to`'s own rest, where relaxed would do.
+                publish(&into.words[at], word);
+                at += 1;
+            } else {
+                Self::place_at(writer, Vacancy::After(into), word);
+                // SAFETY: just linked, live until `&mut`.
+                into = unsafe { &*into.next.load(Ordering::Relaxed) };
+                at = 1;
             }
         }
-        Ok(sourced)
     }
 
     /// Makes sure bucket `index` has a segment, growing the directory if
@@ -301,146 +462,4 @@ impl Table {
 }
 
 #[cfg(all(test, not(interner_loom)))]
-mod tests {
-    use super::*;
-    use crate::raw::optimistic::log::Ref;
-
-    /// Keys enough for several rounds of splits and compactions (a table
-    /// starts with 64 buckets); fewer under Miri.
-    const KEYS: u32 = if cfg!(miri) { 3_000 } else { 40_000 };
-
-    /// A table of `count` keys of well-mixed hashes (refs `0..count`).
-    fn filled(count: u32) -> (Table, TableWriter, Vec<(u64, u32)>) {
-        let (table, mut writer) = (Table::new(), TableWriter::default());
-        let keys: Vec<(u64, u32)> = (0..count)
-            .map(|at| (u64::from(at).wrapping_mul(0x9E37_79B9_7F4A_7C15), at))
-            .collect();
-        for &(hash, at) in &keys {
-            table
-                .insert(&mut writer, hash, Ref::from_bits(at), 0)
-                .unwrap();
-        }
-        (table, writer, keys)
-    }
-
-    /// Every bucket's chain under the writer's current shape, as (buckets,
-    /// words) counts.
-    fn chains(table: &Table, writer: &TableWriter) -> Vec<(usize, usize)> {
-        let shape = Shape::unpack(table.shape.load(Ordering::Relaxed));
-        (0..shape.buckets())
-            .map(|index| {
-                let buckets: Vec<&Bucket> =
-                    chain(Table::bucket(writer.current_dir(), index)).collect();
-                let words = buckets
-                    .iter()
-                    .flat_map(|bucket| &bucket.words)
-                    .filter(|slot| slot.load(Ordering::Relaxed) != 0)
-                    .count();
-                (buckets.len(), words)
-            })
-            .collect()
-    }
-
-    #[test]
-    fn every_chain_has_as_few_buckets_as_its_words_need() {
-        for count in [1, 500, KEYS / 8, KEYS] {
-            let (table, writer, keys) = filled(count);
-            for (index, (buckets, words)) in chains(&table, &writer).into_iter().enumerate() {
-                assert_eq!(
-                    buckets,
-                    words.div_ceil(WORDS).max(1),
-                    "bucket {index} of {count}: {words} words"
-                );
-            }
-            assert!(keys
-                .iter()
-                .all(|&(hash, at)| table.find(hash, |r| r.to_bits() == at).is_some()));
-        }
-    }
-
-    #[test]
-    fn a_chain_longer_than_its_recorded_buckets_splits_whole() {
-        // 300 keys in bucket 5 of the first 64 (43 buckets of chain, past
-        // the `MASKED` whose movers a split records), their upper bits
-        // mixed, and well-mixed keys enough to split it (the first step,
-        // past the load of 71 buckets, splits buckets 0 to 7), as many
-        // under Miri.
-        let crowded = (0..300u32).map(|at| {
-            let mixed = u64::from(at).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-            (mixed & !0x3F | 5, at)
-        });
-        let spread = (300..700).map(|at| (u64::from(at).wrapping_mul(0x9E37_79B9_7F4A_7C15), at));
-        let keys: Vec<(u64, u32)> = crowded.chain(spread).collect();
-        let (table, mut writer) = (Table::new(), TableWriter::default());
-        for &(hash, at) in &keys {
-            table
-                .insert(&mut writer, hash, Ref::from_bits(at), 0)
-                .unwrap();
-        }
-        let shape = Shape::unpack(table.shape.load(Ordering::Relaxed));
-        assert!(shape.buckets() > 64 + 5, "bucket 5 split");
-        for (index, (buckets, words)) in chains(&table, &writer).into_iter().enumerate() {
-            assert_eq!(buckets, words.div_ceil(WORDS).max(1), "bucket {index}");
-        }
-        // Each word once, in the bucket its hash names.
-        let mut found = 0;
-        for index in 0..shape.buckets() {
-            for bucket in chain(Table::bucket(writer.current_dir(), index)) {
-                for slot in &bucket.words {
-                    let word = slot.load(Ordering::Relaxed);
-                    if word != 0 {
-                        assert_eq!(shape.bucket_of(word), index);
-                        found += 1;
-                    }
-                }
-            }
-        }
-        assert_eq!(found, keys.len());
-        assert!(keys
-            .iter()
-            .all(|&(hash, at)| table.find(hash, |r| r.to_bits() == at).is_some()));
-    }
-
-    #[test]
-    fn every_overflow_bucket_is_linked_once_or_held_empty() {
-        let (table, writer, _) = filled(KEYS);
-        let linked: usize = chains(&table, &writer).iter().map(|c| c.0 - 1).sum();
-        let handed_out = writer.pools.len() * SEGMENT_BUCKETS - writer.pool_left;
-        let held = writer.spare.len() + writer.recycled.len();
-        assert_eq!(linked + held, handed_out, "an overflow bucket was lost");
-        assert!(!writer.recycled.is_empty() || linked < handed_out);
-        for bucket in writer.spare.iter().chain(&writer.recycled) {
-            // SAFETY: held by the writer, live in its pools.
-            let bucket = unsafe { bucket.as_ref() };
-            assert!(bucket.next.load(Ordering::Relaxed).is_null());
-            assert!(bucket
-                .words
-                .iter()
-                .all(|slot| slot.load(Ordering::Relaxed) == 0));
-        }
-    }
-
-    #[test]
-    fn no_fresh_overflow_bucket_is_taken_while_emptied_ones_are_held() {
-        let (table, mut writer) = (Table::new(), TableWriter::default());
-        let handed_out = |w: &TableWriter| w.pools.len() * SEGMENT_BUCKETS - w.pool_left;
-        let mut reused = 0;
-        for at in 0..KEYS {
-            let hash = u64::from(at).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-            // An insert takes at most one spare, and the splits of a step,
-            // on these keys, two more: with 3 held, none is fresh.
-            let (held, before) = (
-                writer.spare.len() + writer.recycled.len(),
-                handed_out(&writer),
-            );
-            reused += usize::from(!writer.recycled.is_empty());
-            table
-                .insert(&mut writer, hash, Ref::from_bits(at), 0)
-                .unwrap();
-            if held >= 3 {
-                assert_eq!(handed_out(&writer), before, "insert {at}");
-            }
-        }
-        assert!(reused > 0, "no bucket was handed back");
-    }
-}
+mod tests;
