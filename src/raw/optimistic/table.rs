@@ -57,6 +57,7 @@
 //! `&mut` (`clear`, drop); a directory replaced by a bigger one is retired,
 //! not freed, for readers that still hold it (8 bytes per 4 KiB segment).
 
+use core::hint::select_unpredictable;
 use core::ptr::{self, NonNull};
 
 use super::blocks::{new_segment, Bucket, SegmentDir, TableWriter, TagMatches};
@@ -362,7 +363,9 @@ impl Table {
     /// of `hash` goes (`None`: the table has no buckets yet), found on the
     /// same walk, for [`insert_reserved`](Self::insert_reserved) to store
     /// the word without walking the chain again. The vacancy holds until
-    /// the table next changes: only the writer changes it.
+    /// the table next changes: only the writer changes it. `key_of` may be
+    /// asked again about a ref it rejected (an unlinked first bucket is
+    /// scanned twice): it must answer the same.
     #[inline(always)]
     pub(crate) fn find_map_or_vacancy<T>(
         &self,
@@ -372,25 +375,49 @@ impl Table {
         let Some(buckets) = self.buckets() else {
             return Err(None);
         };
-        let mut bucket = buckets.first(hash);
-        let mut empty = None;
-        loop {
-            // Relaxed, here and below: only this writer stores to the
-            // table, and it holds the lock. The tags and the empty slots
-            // from one read of the line.
-            let (matches, first_empty) = bucket.scan(hash as u32);
+        let tag = hash as u32;
+        let first = buckets.first(hash);
+        // Relaxed, here and below: only this writer stores to the table,
+        // and it holds the lock. The tags and the empty slots from one
+        // read of the line.
+        let (matches, first_empty) = first.scan(tag);
+        if let Some(found) = Self::find_among(first, matches, hash, Ordering::Relaxed, &mut key_of)
+        {
+            return Ok(found);
+        }
+        // Whether the first bucket is linked is a coin toss during a fill
+        // (a bucket not yet split this round holds up to twice the load),
+        // where a branch on it mispredicted once every second miss
+        // (`docs/history.md`). So a second bucket is always scanned: the
+        // linked one, or the first again, whose candidates (a 32-bit tag
+        // shared with another key: crafted hashes, in practice) are then
+        // compared twice, with the same answer. (Masking them out by
+        // `linked` compiled back to the branch.)
+        let next = first.next.load(Ordering::Relaxed);
+        let linked = !next.is_null();
+        let second = select_unpredictable(linked, next.cast_const(), ptr::from_ref(first));
+        // SAFETY: a linked overflow bucket, live until `&mut`; or `first`.
+        let mut bucket = unsafe { &*second };
+        let (matches, second_empty) = bucket.scan(tag);
+        if let Some(found) = Self::find_among(bucket, matches, hash, Ordering::Relaxed, &mut key_of)
+        {
+            return Ok(found);
+        }
+        let mut empty = first_empty.or(second_empty);
+        // Chains of three buckets or more: crafted hashes, or a bucket
+        // far past its load.
+        // SAFETY: a linked overflow bucket, live until `&mut`.
+        while let Some(next) = unsafe { bucket.next.load(Ordering::Relaxed).as_ref() } {
+            bucket = next;
+            let (matches, first_empty) = bucket.scan(tag);
             if let Some(found) =
                 Self::find_among(bucket, matches, hash, Ordering::Relaxed, &mut key_of)
             {
                 return Ok(found);
             }
             empty = empty.or(first_empty);
-            // SAFETY: a linked overflow bucket, live until `&mut`.
-            match unsafe { bucket.next.load(Ordering::Relaxed).as_ref() } {
-                Some(next) => bucket = next,
-                None => return Err(Some(empty.map_or(Vacancy::After(bucket), Vacancy::Slot))),
-            }
         }
+        Err(Some(empty.map_or(Vacancy::After(bucket), Vacancy::Slot)))
     }
 
     /// The table's shape and directory, loaded once, if the table has them:
@@ -534,14 +561,21 @@ impl Table {
     }
 
     /// Stores `word` where `vacancy` says, linking a spare overflow bucket
-    /// after a full chain (the caller stocked one).
-    #[inline]
+    /// after a full chain (the caller stocked one). Inline for a slot, one
+    /// store; a link (about one insert in six during a fill) is a call.
+    #[inline(always)]
     fn place_at(writer: &mut TableWriter, vacancy: Vacancy<'_>, word: u64) {
-        let last = match vacancy {
+        match vacancy {
             // Publishes the record behind the ref (see `find`).
-            Vacancy::Slot(slot) => return publish(slot, word),
-            Vacancy::After(last) => last,
-        };
+            Vacancy::Slot(slot) => publish(slot, word),
+            Vacancy::After(last) => Self::link_spare(writer, last, word),
+        }
+    }
+
+    /// [`place_at`](Self::place_at) after the full chain ending in `last`:
+    /// `word` in a spare bucket, linked after `last`.
+    #[inline(never)]
+    fn link_spare(writer: &mut TableWriter, last: &Bucket, word: u64) {
         // A bucket that a compaction unlinked first, then a fresh one.
         let (overflow, reused) = match writer.recycled.pop() {
             Some(bucket) => (bucket, true),
