@@ -43,6 +43,7 @@ pub(crate) mod refusals {
 
     std::thread_local! {
         static ARMED: Cell<bool> = const { Cell::new(false) };
+        static REFUSED: Cell<usize> = const { Cell::new(0) };
     }
 
     /// Makes every `try_box` and `try_boxed_slice` on this thread fail
@@ -56,7 +57,15 @@ pub(crate) mod refusals {
         ARMED.with(|a| a.set(false));
     }
 
+    /// The allocations refused on this thread so far: a test arms, runs
+    /// what must allocate nothing, and checks that this did not grow.
+    pub(crate) fn count() -> usize {
+        REFUSED.with(Cell::get)
+    }
+
     pub(super) fn refused() -> bool {
-        ARMED.with(Cell::get)
+        let armed = ARMED.with(Cell::get);
+        REFUSED.with(|refused| refused.set(refused.get() + usize::from(armed)));
+        armed
     }
 }

@@ -233,8 +233,33 @@ fn a_hit_allocates_nothing<S: Strategy>() {
     }
 }
 
+/// The first intern of a present name after a short run of inserts into a
+/// fresh NC allocates nothing, at every run length to 40: a strategy that
+/// predicts a miss after a run of inserts, or moves an NC past some size,
+/// decides to allocate only once it knows the name is new.
+fn a_hit_after_a_run_of_inserts_allocates_nothing<S: Strategy>() {
+    for run in 1..=40 {
+        let db: InternedStringDb<S> = InternedStringDb::with_config(Config::new().ncs(2));
+        let names: Vec<String> = (0..run).map(|i| format!("run_{run}/name_{i}")).collect();
+        for name in &names {
+            db.intern(1, name).unwrap();
+        }
+        let _turn = count_this_thread();
+        let before = COUNTED_ALLOCATIONS.load(Ordering::Relaxed);
+        db.intern(1, &names[0]).unwrap();
+        let made = COUNTED_ALLOCATIONS.load(Ordering::Relaxed) - before;
+        assert_eq!(
+            made,
+            0,
+            "{}: after {run} inserts: {made} allocations",
+            S::NAME
+        );
+    }
+}
+
 for_each_strategy!(
     a_hit_allocates_nothing,
+    a_hit_after_a_run_of_inserts_allocates_nothing,
     an_idle_nc_costs_a_pointer,
     drop_and_reset_free_every_byte,
     conflict_log_is_bounded,

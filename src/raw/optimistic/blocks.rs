@@ -325,6 +325,18 @@ impl TableWriter {
         self.stock_more(count)
     }
 
+    /// Whether the writer holds a spare overflow bucket, taken from its
+    /// last pool if it must, but never allocating: for a writer that does
+    /// not know yet whether it will insert. (`try_reserve` within the
+    /// capacity does nothing.)
+    #[inline(always)]
+    pub(super) fn spare_in_hand(&mut self) -> bool {
+        self.spares() > 0
+            || (self.pool_left > 0
+                && self.spare.capacity() > self.spare.len()
+                && self.stock_more(1).is_ok())
+    }
+
     /// [`stock_spares`](Self::stock_spares) when the writer holds too few.
     #[inline(never)]
     fn stock_more(&mut self, count: usize) -> Result<(), AllocError> {

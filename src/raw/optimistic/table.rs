@@ -449,6 +449,16 @@ impl Table {
         Ok(())
     }
 
+    /// [`reserve`](Self::reserve) without allocating: whether the next
+    /// [`insert_reserved`](Self::insert_reserved) has what it needs (the
+    /// directory, and a spare overflow bucket, taken from the writer's
+    /// last pool if it must), for a writer that does not know yet whether
+    /// it will insert.
+    #[inline(always)]
+    pub(crate) fn reserve_in_hand(&self, writer: &mut TableWriter) -> bool {
+        !self.dir.load(Ordering::Relaxed).is_null() && writer.spare_in_hand()
+    }
+
     /// Allocates what the next [`insert_reserved`](Self::insert_reserved)
     /// needs: the first directory and segments (room for `capacity`
     /// entries) if the table has none, and a spare overflow bucket. Only the

@@ -27,12 +27,21 @@ impl<const STRIPED_AFTER: usize> OptimisticShard<STRIPED_AFTER> {
 
     /// [`write_or_stripe`](Self::write_or_stripe) for a miss predicted
     /// without the lock-free probe ([`miss_run`]): if another thread holds
-    /// the lock, the probe runs before the wait, so that a hit never waits
-    /// for the lock nor moves the NC to stripes (`Err` of the id found).
+    /// the lock, or if the NC is due to move to stripes at this size, the
+    /// probe runs first, so that a hit never waits for the lock nor moves
+    /// the NC (which allocates its stripes) (`Err` of the id found).
     #[inline(always)]
     fn write_predicted(&self, bytes: &[u8]) -> Result<WriteGuard<'_>, u64> {
         match self.raw.try_write() {
-            Some(writer) => Ok(self.stripe_after(writer)),
+            Some(writer) => {
+                if self.stripes_due() {
+                    // Under the lock the probe is exact.
+                    if let Some(id) = self.probe_skipped(bytes) {
+                        return Err(id);
+                    }
+                }
+                Ok(self.stripe_after(writer))
+            }
             None => match self.probe_skipped(bytes) {
                 Some(id) => Err(id),
                 None => Ok(self.write_contended()),
@@ -44,10 +53,17 @@ impl<const STRIPED_AFTER: usize> OptimisticShard<STRIPED_AFTER> {
     /// holds `STRIPED_AFTER` entries.
     #[inline(always)]
     fn stripe_after<'w>(&self, writer: WriteGuard<'w>) -> WriteGuard<'w> {
-        if STRIPED_AFTER != usize::MAX && self.raw.len() >= STRIPED_AFTER {
+        if self.stripes_due() {
             self.move_to_stripes(&writer);
         }
         writer
+    }
+
+    /// Whether the NC holds the `STRIPED_AFTER` entries past which it
+    /// moves to stripes at its next miss (never for the default).
+    #[inline(always)]
+    fn stripes_due(&self) -> bool {
+        STRIPED_AFTER != usize::MAX && self.raw.len() >= STRIPED_AFTER
     }
 
     /// The lock-free probe that a predicted miss skipped ([`miss_run`]),

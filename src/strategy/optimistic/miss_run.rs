@@ -15,7 +15,10 @@
 //! found there (the prediction wrong) ends the run: the thread's next
 //! intern probes first again. A predicted miss that finds the lock (or its
 //! stripe's) held probes lock-free before it waits, so that a hit never
-//! waits for a lock, and never moves the NC to stripes.
+//! waits for a lock, and never moves the NC to stripes; so does one into
+//! an NC due to move to stripes at its size (the striped strategy), and
+//! one whose table would have to allocate a spare bucket first: a hit
+//! allocates nothing.
 //!
 //! The run is the thread's own (a thread-local count, no shared store): a
 //! thread that reads, or mostly hits, never skips a probe, however many

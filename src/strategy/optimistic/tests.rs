@@ -220,12 +220,12 @@ fn a_run_of_inserts_predicts_a_miss_and_a_hit_ends_it() {
     });
 }
 
-/// A predicted miss whose append-first path cannot stock the table's
-/// spares (memory refused) probes first instead: a name the NC holds is
-/// answered as present whatever memory is left. Runs of eight inserts
-/// are made with memory, each followed by an intern of a present name
-/// with every allocation of `raw` refused, often enough that some find the
-/// spares short.
+/// A predicted miss whose append-first path would have to allocate the
+/// table's spares probes first instead: a name the NC holds is answered
+/// as present, with no allocation tried, whatever memory is left. Runs of
+/// eight inserts are made with memory, each followed by an intern of a
+/// present name with every allocation of `raw` refused, often enough that
+/// some find the spares short.
 #[test]
 fn a_predicted_hit_is_answered_when_memory_runs_out() {
     use crate::raw::refusals;
@@ -237,10 +237,13 @@ fn a_predicted_hit_is_answered_when_memory_runs_out() {
                 intern_plain(nc, sink, &name).unwrap();
             }
             refusals::arm();
+            let before = refusals::count();
             let answer = intern_plain(nc, sink, "name 0 0");
+            let tried = refusals::count() - before;
             refusals::disarm();
             let id = crate::get_id(b"name 0 0");
             assert_eq!(answer, Ok((id, Registered::AlreadyPresent)), "{run}");
+            assert_eq!(tried, 0, "{run}: a hit tried to allocate");
         }
     });
 }

@@ -174,7 +174,8 @@ impl<'a> WriteGuard<'a> {
     /// [`insert_hashed`](Self::insert_hashed) of `id → bytes` indexed by
     /// their hash `hash` if the table does not hold them, but with the
     /// append first, when the newest slab has room for it
-    /// ([`LogWriter::mark_before`]): the record's lines are written while
+    /// ([`LogWriter::mark_before`]) and the table's needs are in hand
+    /// without allocating (`Table::reserve_in_hand`): the record's lines are written while
     /// the bucket's line, which the caller prefetched, is still on its way,
     /// instead of after it arrived. The record is numbered if `number` is
     /// given: it is called once, just before the append (first, or after
@@ -195,13 +196,15 @@ impl<'a> WriteGuard<'a> {
         let shard = self.shard;
         // A writer with a slab has made the by-id side: only the table may
         // lack its directory or a spare. Without room in the slab, or if
-        // the table's needs cannot be allocated (nothing changed), the
-        // probe goes first, so that bytes the table holds are found
-        // whatever memory is left.
+        // the table's needs are not in hand without allocating, the probe
+        // goes first, and only a miss allocates (`insert_hashed`): the
+        // prediction may be wrong, and a hit allocates nothing (the first
+        // hit after a run of inserts once took a new pool of spares when
+        // the last insert had linked the last one).
         let numbered = number.is_some();
         let room = match self.writer.as_deref_mut() {
             Some(writer) => match writer.log.mark_before(id, bytes.len(), numbered) {
-                Some(mark) if shard.reserve_table(writer).is_ok() => Some(mark),
+                Some(mark) if shard.hot.table.reserve_in_hand(&mut writer.table) => Some(mark),
                 _ => None,
             },
             None => None,
