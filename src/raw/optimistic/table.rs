@@ -375,16 +375,22 @@ impl Table {
         let Some(buckets) = self.buckets() else {
             return Err(None);
         };
-        let tag = hash as u32;
-        let first = buckets.first(hash);
-        // Relaxed, here and below: only this writer stores to the table,
-        // and it holds the lock. The tags and the empty slots from one
-        // read of the line.
-        let (matches, first_empty) = first.scan(tag);
-        if let Some(found) = Self::find_among(first, matches, hash, Ordering::Relaxed, &mut key_of)
-        {
-            return Ok(found);
+        match Self::vacancy_unless_found(buckets.first(hash), hash, &mut key_of) {
+            Ok(vacancy) => Err(Some(vacancy)),
+            Err(found) => Ok(found),
         }
+    }
+
+    /// [`find_map_or_vacancy`](Self::find_map_or_vacancy)'s walk of the
+    /// chain from `first`: `Err` of what `key_of` found, else `Ok` of where
+    /// the word of `hash` goes.
+    #[inline(always)]
+    fn vacancy_unless_found<'t, T>(
+        first: &'t Bucket,
+        hash: u64,
+        key_of: &mut impl FnMut(Ref) -> Option<T>,
+    ) -> Result<Vacancy<'t>, T> {
+        let first_empty = Self::empty_unless_found(first, hash, key_of)?;
         // Whether the first bucket is linked is a coin toss during a fill
         // (a bucket not yet split this round holds up to twice the load),
         // where a branch on it mispredicted once every second miss
@@ -398,26 +404,33 @@ impl Table {
         let second = select_unpredictable(linked, next.cast_const(), ptr::from_ref(first));
         // SAFETY: a linked overflow bucket, live until `&mut`; or `first`.
         let mut bucket = unsafe { &*second };
-        let (matches, second_empty) = bucket.scan(tag);
-        if let Some(found) = Self::find_among(bucket, matches, hash, Ordering::Relaxed, &mut key_of)
-        {
-            return Ok(found);
-        }
-        let mut empty = first_empty.or(second_empty);
+        let mut empty = first_empty.or(Self::empty_unless_found(bucket, hash, key_of)?);
         // Chains of three buckets or more: crafted hashes, or a bucket
         // far past its load.
         // SAFETY: a linked overflow bucket, live until `&mut`.
         while let Some(next) = unsafe { bucket.next.load(Ordering::Relaxed).as_ref() } {
             bucket = next;
-            let (matches, first_empty) = bucket.scan(tag);
-            if let Some(found) =
-                Self::find_among(bucket, matches, hash, Ordering::Relaxed, &mut key_of)
-            {
-                return Ok(found);
-            }
-            empty = empty.or(first_empty);
+            empty = empty.or(Self::empty_unless_found(bucket, hash, key_of)?);
         }
-        Err(Some(empty.map_or(Vacancy::After(bucket), Vacancy::Slot)))
+        Ok(empty.map_or(Vacancy::After(bucket), Vacancy::Slot))
+    }
+
+    /// One bucket of [`vacancy_unless_found`](Self::vacancy_unless_found)'s
+    /// walk: `Err` of what `key_of` returns for its first candidate of
+    /// `hash` that it accepts, else `Ok` of its first empty slot; the tags
+    /// and the empty slots from one read of the line. Relaxed: only the
+    /// writer stores to the table, and it holds the lock.
+    #[inline(always)]
+    fn empty_unless_found<'t, T>(
+        bucket: &'t Bucket,
+        hash: u64,
+        key_of: &mut impl FnMut(Ref) -> Option<T>,
+    ) -> Result<Option<&'t AtomicU64>, T> {
+        let (matches, empty) = bucket.scan(hash as u32);
+        match Self::find_among(bucket, matches, hash, Ordering::Relaxed, key_of) {
+            Some(found) => Err(found),
+            None => Ok(empty),
+        }
     }
 
     /// The table's shape and directory, loaded once, if the table has them:

@@ -39,8 +39,9 @@ impl<const STRIPED_AFTER: usize> OptimisticShard<STRIPED_AFTER> {
                     if let Some(id) = self.probe_skipped(bytes) {
                         return Err(id);
                     }
+                    self.move_to_stripes(&writer);
                 }
-                Ok(self.stripe_after(writer))
+                Ok(writer)
             }
             None => match self.probe_skipped(bytes) {
                 Some(id) => Err(id),

@@ -175,9 +175,9 @@ impl<'a> WriteGuard<'a> {
     /// their hash `hash` if the table does not hold them, but with the
     /// append first, when the newest slab has room for it
     /// ([`LogWriter::mark_before`]) and the table's needs are in hand
-    /// without allocating (`Table::reserve_in_hand`): the record's lines are written while
-    /// the bucket's line, which the caller prefetched, is still on its way,
-    /// instead of after it arrived. The record is numbered if `number` is
+    /// without allocating (`Table::reserve_in_hand`): the record's lines
+    /// are written while the bucket's line, which the caller prefetched,
+    /// is still on its way, instead of after it arrived. The record is numbered if `number` is
     /// given: it is called once, just before the append (first, or after
     /// a probe that missed), and not at all if a probe first finds the
     /// bytes. If the table holds the bytes after all, the append is taken
