@@ -9,7 +9,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use interned_string_db::{Config, Cursor, InternedStringDb, Snapshot, Strategy, StrategyVisitor};
+use interned_string_db::{
+    get_id, Config, Cursor, InternedStringDb, Snapshot, Strategy, StrategyVisitor,
+};
 use perf::workload;
 
 const NCS: usize = 256;
@@ -143,6 +145,19 @@ fn bench_files(c: &mut Criterion) {
     group.throughput(Throughput::Elements(2 * ENTRIES));
     group.bench_function(BenchmarkId::new("merge of two", ENTRIES), |bench| {
         bench.iter(|| black_box(Snapshot::merge([&a, &b]).len()))
+    });
+    // `get` of the ids of 2^16 names spread over the snapshot, in turn (more
+    // than the L3 holds of the lines their searches read).
+    let ids: Vec<u64> = (0..1 << 16)
+        .map(|i| get_id(workload::name(7, i * 7919 % ENTRIES).as_bytes()))
+        .collect();
+    group.throughput(Throughput::Elements(1));
+    group.bench_function(BenchmarkId::new("get", ENTRIES), |bench| {
+        let mut at = 0;
+        bench.iter(|| {
+            at = (at + 1) % ids.len();
+            black_box(a.get(ids[at]).map(<[u8]>::len))
+        })
     });
     group.finish();
 }

@@ -11,13 +11,9 @@ use super::format::{
     self, u64_at, Header, LoadError, LoadProblem, CHECKSUM_LEN, CONFLICT_RECORD, ENTRY_RECORD,
     HEADER_LEN, VERSION_1,
 };
+use super::search;
 use crate::conflict::{Conflict, ConflictRef};
 use crate::raw::mapping::MappedBytes;
-
-/// Interpolation steps a lookup takes before it falls back to bisection:
-/// hashed ids are uniform, so an interpolated guess lands within about
-/// √E records of the id, and a second within a few.
-const INTERPOLATION_STEPS: usize = 4;
 
 /// A snapshot file (`docs/snapshot-format.md`, versions 1 and 2) read in
 /// place, for a reader that needs a few names out of a large dictionary.
@@ -284,35 +280,10 @@ impl MappedSnapshot {
         Ok(&self.map.bytes()[start..end])
     }
 
-    /// The position of `id` among the entries, if a search finds it.
+    /// The position of `id` among the entries, if a search finds it
+    /// ([`search::find`]).
     fn find(&self, id: u64) -> Option<usize> {
-        let (mut low, mut high) = (0, self.entries);
-        for _ in 0..INTERPOLATION_STEPS {
-            if high - low < 16 {
-                break;
-            }
-            let (first, last) = (self.id(low), self.id(high - 1));
-            if id < first || id > last {
-                return None;
-            }
-            // `first <= id <= last`: the guess is in `low..high`.
-            let span = (last - first).max(1) as u128;
-            let guess = low + ((id - first) as u128 * (high - 1 - low) as u128 / span) as usize;
-            match self.id(guess).cmp(&id) {
-                core::cmp::Ordering::Equal => return Some(guess),
-                core::cmp::Ordering::Less => low = guess + 1,
-                core::cmp::Ordering::Greater => high = guess,
-            }
-        }
-        while low < high {
-            let middle = low + (high - low) / 2;
-            match self.id(middle).cmp(&id) {
-                core::cmp::Ordering::Equal => return Some(middle),
-                core::cmp::Ordering::Less => low = middle + 1,
-                core::cmp::Ordering::Greater => high = middle,
-            }
-        }
-        None
+        search::find(self.entries, id, |at| self.id(at))
     }
 
     /// Reads every record in order, checking the ids' order and the ends

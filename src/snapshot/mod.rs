@@ -8,6 +8,7 @@ mod cursor;
 mod file;
 mod format;
 mod mapped;
+mod search;
 mod walk;
 
 pub(crate) use self::build::Builder;
@@ -44,7 +45,7 @@ pub struct Snapshot {
 impl Snapshot {
     /// The bytes of `id`, if the snapshot holds it.
     pub fn get(&self, id: u64) -> Option<&[u8]> {
-        self.ids.binary_search(&id).ok().map(|at| self.entry(at))
+        self.find(id).map(|at| self.entry(at))
     }
 
     /// The string of `id`: `None` if the snapshot does not hold it, and
@@ -69,7 +70,7 @@ impl Snapshot {
 
     /// Whether the snapshot holds `id`.
     pub fn contains(&self, id: u64) -> bool {
-        self.ids.binary_search(&id).is_ok()
+        self.find(id).is_some()
     }
 
     /// The number of distinct ids.
@@ -135,6 +136,12 @@ impl Snapshot {
     /// Bytes of string data held (the sum of the entries' lengths).
     pub fn string_bytes(&self) -> usize {
         self.bytes.len()
+    }
+
+    /// The position of `id` among the ids, if the snapshot holds it
+    /// ([`search::find`]: the ids are sorted).
+    fn find(&self, id: u64) -> Option<usize> {
+        search::find(self.ids.len(), id, |at| self.ids[at])
     }
 
     /// The bytes of the entry at `at` (in id order).
