@@ -17,7 +17,7 @@
 //!   instead of letting CI hang.
 
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use interned_string_db::{get_id, Config, Cursor, Error, InternedStringDb, Strategy};
@@ -32,6 +32,31 @@ const TOGGLED: [usize; 3] = [1, 7, 200];
 const PENDING: u8 = 0;
 const STORED: u8 = 1;
 const REFUSED: u8 = 2;
+
+/// The snapshotter's rounds completed, which workers wait for asleep.
+#[derive(Default)]
+struct Rounds {
+    done: Mutex<usize>,
+    advanced: Condvar,
+}
+
+impl Rounds {
+    /// Returns once `rounds` rounds are complete.
+    fn wait_for(&self, rounds: usize) {
+        let done = self.done.lock().unwrap();
+        drop(
+            self.advanced
+                .wait_while(done, |done| *done < rounds)
+                .unwrap(),
+        );
+    }
+
+    /// Records that `rounds` rounds are complete, and wakes the waiters.
+    fn advance_to(&self, rounds: usize) {
+        *self.done.lock().unwrap() = rounds;
+        self.advanced.notify_all();
+    }
+}
 
 /// Operations per thread: `STRESS_SCALE` (default 1) times `base`.
 fn ops_per_thread(base: usize) -> usize {
@@ -114,8 +139,11 @@ fn stress<S: Strategy>(base_ops: usize) -> Figures {
     let done = Arc::new(AtomicBool::new(false));
     // Snapshot rounds completed. On 2 CPUs the snapshotter is one thread of
     // 257 and would barely run: before each tenth of its stream a worker
-    // waits for that many rounds, so snapshots land mid-stream.
-    let rounds = AtomicUsize::new(0);
+    // waits for that many rounds, so snapshots land mid-stream. It waits
+    // asleep: 256 threads calling `yield_now` until the round came took
+    // 60% of the run's samples and kept the snapshotter off the CPU
+    // (2026-12-07: the test took 159 s on the 2-CPU VM).
+    let rounds = Rounds::default();
     let pace = (ops / 10).max(1);
 
     // The watchdog: a hang fails the test with every thread's state.
@@ -164,9 +192,7 @@ fn stress<S: Strategy>(base_ops: usize) -> Figures {
                     let me = &workers[t];
                     for i in 0..ops {
                         if i % pace == 0 {
-                            while rounds.load(Ordering::Acquire) < i / pace {
-                                std::thread::yield_now();
-                            }
+                            rounds.wait_for(i / pace);
                         }
                         let (name, nc) = op(t, i);
                         let status = match db.intern(nc, &name) {
@@ -223,7 +249,7 @@ fn stress<S: Strategy>(base_ops: usize) -> Figures {
             }
             figures.toggles += 1;
             round += 1;
-            rounds.store(round, Ordering::Release);
+            rounds.advance_to(round);
             if progress.iter().all(|&p| p == ops) {
                 break;
             }
