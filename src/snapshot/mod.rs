@@ -25,9 +25,10 @@ use crate::conflict::Conflict;
 /// Because ids are a pure function of the bytes, the merge is a deduplicating
 /// union, never a relabel: an id means the same string in every shard.
 ///
-/// Entries are kept sorted by id: lookup is a binary search and iteration is
-/// in id order. The strings live in one buffer, in id order, beside one id and
-/// one end offset per entry: the string bytes plus 16 bytes per entry.
+/// Entries are kept sorted by id: a lookup interpolates (ids are uniform
+/// hashes), then bisects, and iteration is in id order. The strings live in
+/// one buffer, in id order, beside one id and one end offset per entry: the
+/// string bytes plus 16 bytes per entry.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Snapshot {
     /// Strictly increasing.

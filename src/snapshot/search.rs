@@ -50,43 +50,79 @@ pub(super) fn find(entries: usize, id: u64, id_at: impl Fn(usize) -> u64) -> Opt
 
 #[cfg(test)]
 mod tests {
-    use super::find;
+    use core::cell::Cell;
 
-    /// Agrees with a bisection of the slice for every id in it and for ids
-    /// between, before and after them.
-    fn agrees(ids: &[u64]) {
-        let search = |id: u64| find(ids.len(), id, |at| ids[at]);
-        for (at, &id) in ids.iter().enumerate() {
-            assert_eq!(search(id), Some(at), "id {id} at {at}");
-            for absent in [id.wrapping_sub(1), id + 1] {
-                assert_eq!(
-                    search(absent),
-                    ids.binary_search(&absent).ok(),
-                    "id {absent}"
-                );
-            }
-        }
-        assert_eq!(search(0), ids.binary_search(&0).ok());
-        assert_eq!(search(u64::MAX), ids.binary_search(&u64::MAX).ok());
+    use super::{find, INTERPOLATION_STEPS};
+
+    /// `find` over `ids`, counting the ids it reads into `probes`.
+    fn search(ids: &[u64], id: u64, probes: &Cell<usize>) -> Option<usize> {
+        find(ids.len(), id, |at| {
+            probes.set(probes.get() + 1);
+            ids[at]
+        })
     }
 
-    #[test]
-    fn finds_every_id_however_they_are_spread() {
-        agrees(&[]);
-        agrees(&[7]);
-        // Uniform, as hashed ids are.
-        let mut state = 0x9E37_79B9_7F4A_7C15_u64;
-        let mut uniform: Vec<u64> = (0..5_000)
+    /// Agrees with a bisection of the sorted slice for every id in it and
+    /// for ids between, before and after them, each search reading at
+    /// most 3 ids an interpolation step and then a bisection's.
+    fn agrees(ids: &[u64]) {
+        let bound = 3 * INTERPOLATION_STEPS + (usize::BITS - ids.len().leading_zeros()) as usize;
+        let check = |id: u64| {
+            let probes = Cell::new(0);
+            assert_eq!(
+                search(ids, id, &probes),
+                ids.binary_search(&id).ok(),
+                "id {id}"
+            );
+            assert!(
+                probes.get() <= bound,
+                "{} probes for id {id} in {}",
+                probes.get(),
+                ids.len()
+            );
+        };
+        for &id in ids {
+            check(id);
+            check(id.wrapping_sub(1));
+            check(id.wrapping_add(1));
+        }
+        check(0);
+        check(u64::MAX);
+    }
+
+    /// A sorted, deduplicated list of `n` ids from a xorshift generator,
+    /// spread over `bits` bits.
+    fn uniform(n: usize, bits: u32, mut state: u64) -> Vec<u64> {
+        let mut ids: Vec<u64> = (0..n)
             .map(|_| {
                 state ^= state << 13;
                 state ^= state >> 7;
                 state ^= state << 17;
-                (state >> 14) + 1
+                state >> (64 - bits)
             })
             .collect();
-        uniform.sort_unstable();
-        uniform.dedup();
-        agrees(&uniform);
+        ids.sort_unstable();
+        ids.dedup();
+        ids
+    }
+
+    #[test]
+    #[cfg_attr(miri, ignore = "safe code only: Miri adds nothing, and took minutes")]
+    fn finds_every_id_however_they_are_spread() {
+        // Every length around the interpolation's threshold of 16, ids
+        // from the whole range (0 and `u64::MAX` included) and from a
+        // narrow one.
+        for n in 0..=40 {
+            agrees(&uniform(n, 64, 0x9E37_79B9_7F4A_7C15 + n as u64));
+            agrees(&uniform(n, 8, 0x2545_F491_4F6C_DD1D + n as u64));
+            let mut ends = uniform(n, 64, 7 + n as u64);
+            ends.extend([0, u64::MAX]);
+            ends.sort_unstable();
+            ends.dedup();
+            agrees(&ends);
+        }
+        // Uniform, as hashed ids are: 50-bit ids.
+        agrees(&uniform(5_000, 50, 0x9E37_79B9_7F4A_7C15));
         // Skewed: dense runs, one far outlier, exponential gaps (the
         // interpolation guesses badly; bisection still finishes).
         let mut skewed: Vec<u64> = (1..2_000).chain([1 << 49]).collect();
@@ -96,12 +132,31 @@ mod tests {
         agrees(&skewed);
     }
 
+    /// Ids in any order, as a crafted file may hold them: every read in
+    /// bounds (the slice would panic), and a position returned only if it
+    /// holds the id.
     #[test]
+    #[cfg_attr(miri, ignore = "safe code only: Miri adds nothing, and took minutes")]
     fn unsorted_ids_are_read_in_bounds_and_never_misreported() {
-        let ids: Vec<u64> = (0..100u64).map(|i| (i * 7919) % 101).collect();
-        for id in 0..110 {
-            if let Some(at) = find(ids.len(), id, |at| ids[at]) {
-                assert_eq!(ids[at], id);
+        let mut state = 0x0123_4567_89AB_CDEF_u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let mut lists: Vec<Vec<u64>> =
+            vec![(0..100).rev().collect(), (0..100).map(|i| i % 7).collect()];
+        for n in 0..=40 {
+            lists.push((0..n).map(|_| next() % 64).collect());
+            lists.push((0..n).map(|_| next()).collect());
+        }
+        for ids in &lists {
+            for id in ids.iter().copied().chain([0, 1, 63, 64, u64::MAX]) {
+                let probes = Cell::new(0);
+                if let Some(at) = search(ids, id, &probes) {
+                    assert_eq!(ids[at], id);
+                }
             }
         }
     }
