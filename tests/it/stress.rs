@@ -142,7 +142,7 @@ fn stress<S: Strategy>(base_ops: usize) -> Figures {
     // waits for that many rounds, so snapshots land mid-stream. It waits
     // asleep: 256 threads calling `yield_now` until the round came took
     // 60% of the run's samples and kept the snapshotter off the CPU
-    // (2026-12-07: the test took 159 s on the 2-CPU VM).
+    // (2026-12-07, the 2-CPU VM: 159 s by `yield_now`, 146 s asleep).
     let rounds = Rounds::default();
     let pace = (ops / 10).max(1);
 
