@@ -52,6 +52,7 @@ pub(super) fn find(entries: usize, id: u64, id_at: impl Fn(usize) -> u64) -> Opt
 mod tests {
     use core::cell::Cell;
 
+    use super::super::xorshift;
     use super::{find, INTERPOLATION_STEPS};
 
     /// `find` over `ids`, counting the ids it reads into `probes`.
@@ -94,12 +95,7 @@ mod tests {
     /// spread over `bits` bits.
     fn uniform(n: usize, bits: u32, mut state: u64) -> Vec<u64> {
         let mut ids: Vec<u64> = (0..n)
-            .map(|_| {
-                state ^= state << 13;
-                state ^= state >> 7;
-                state ^= state << 17;
-                state >> (64 - bits)
-            })
+            .map(|_| xorshift(&mut state) >> (64 - bits))
             .collect();
         ids.sort_unstable();
         ids.dedup();
@@ -139,12 +135,7 @@ mod tests {
     #[cfg_attr(miri, ignore = "safe code only: Miri adds nothing, and took minutes")]
     fn unsorted_ids_are_read_in_bounds_and_never_misreported() {
         let mut state = 0x0123_4567_89AB_CDEF_u64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = || xorshift(&mut state);
         let mut lists: Vec<Vec<u64>> =
             vec![(0..100).rev().collect(), (0..100).map(|i| i % 7).collect()];
         for n in 0..=40 {

@@ -40,10 +40,7 @@ fn ids_of_every_width_come_out_sorted() {
         let mut state = 0x9E37_79B9_7F4A_7C15u64;
         let mut expected = std::collections::BTreeMap::new();
         for i in 0..n {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            let id = state & spread;
+            let id = crate::snapshot::xorshift(&mut state) & spread;
             let bytes = i.to_le_bytes();
             builder.push(id, &bytes);
             expected.entry(id).or_insert(bytes);
