@@ -2,7 +2,8 @@
 //! optimistic shard ([`hash_bytes`] for the by-bytes index, [`hash_id`] for
 //! the by-id map; not SipHash, which a hit never computes), the equality of
 //! short byte strings, the names of 17 to 64 bytes whose hash and compare
-//! share one length branch ([`mid_name`]), and prefetch hints.
+//! share one length branch ([`mid_name`]), those of 65 to 128 read as two
+//! such 64-byte windows, and prefetch hints.
 
 use crate::raw::sizes::FIXED_SEED;
 
@@ -37,7 +38,9 @@ pub(super) fn prefetch_span(bytes: &[u8]) {
 /// differences so that names of 17 to 64 bytes take one branch after the
 /// length's: their compare reads four 16-byte chunks that cover them,
 /// overlapping (the same chunks as [`hash_bytes`]), whatever their length,
-/// so that a vocabulary of mixed lengths does not mispredict a loop's exit.
+/// so that a vocabulary of mixed lengths does not mispredict a loop's exit;
+/// names of 65 to 128 bytes (most paths) the same of two overlapping
+/// windows, `[0, 64)` and `[n - 64, n)`, folded with `&`, not a branch.
 /// Always inlined: left to the compiler, batch lookups called it, a cost
 /// of its own on every name (`docs/history.md`).
 #[inline(always)]
@@ -60,6 +63,10 @@ pub(crate) fn bytes_eq(a: &[u8], b: &[u8]) -> bool {
         return unsafe {
             (read64(a, 0) ^ read64(b, 0)) | (read64(a, n - 8) ^ read64(b, n - 8)) == 0
         };
+    }
+    if n > 64 && n <= 128 {
+        // SAFETY: both are `n > 64` bytes long: each window lies in both.
+        return unsafe { eq_chunks(a, b, chunks(0, 64)) & eq_chunks(a, b, chunks(n - 64, n)) };
     }
     let mut at = 0;
     while at + 64 < n {
@@ -223,11 +230,15 @@ const K1: u64 = 0x082E_FA98_EC4E_6C89;
 /// hit path computes no id). Folded multiplies over 16-byte chunks, as
 /// foldhash's, inlined and without the length prefix a `Hash` impl adds.
 /// Names of 17 to 64 bytes read the four chunks of [`chunks`] whatever
-/// their length, with no branch past the length's; longer ones fold 32
-/// bytes a round, then their last 33 to 64 the same way. Both operands of
-/// every multiply are seeded (a constant one would let names whose bytes
-/// cancel it, `fold(x, 0) == 0`, hash alike whatever the seed). Its low 32 bits
-/// place and filter entries.
+/// their length, with no branch past the length's; names of 65 to 128
+/// bytes the same of their first 64 and then of their last 64 (two
+/// overlapping windows, no loop: a loop's exit, which depends on the
+/// length, mispredicts on a vocabulary of mixed lengths); longer ones fold
+/// 32 bytes a round, then their last 33 to 64 as a window. Both operands
+/// of every multiply are seeded (a constant one would let names whose
+/// bytes cancel it, `fold(x, 0) == 0`, hash alike whatever the seed). Its
+/// low 32 bits place and filter entries. The shard's own, never stored or
+/// sent: its definition may change between builds.
 #[inline]
 pub(crate) fn hash_bytes(bytes: &[u8], seed: HashSeed) -> u64 {
     let n = bytes.len();
@@ -248,6 +259,13 @@ pub(crate) fn hash_bytes(bytes: &[u8], seed: HashSeed) -> u64 {
             (0, 0)
         };
         (a ^ s0, b ^ s1)
+    } else if n > 64 && n <= 128 {
+        // SAFETY: `n > 64`: both windows, and every chunk of each
+        // (`chunks`' contract), lie in `bytes`.
+        unsafe {
+            let (s0, s1) = fold_chunks(bytes, s0, s1, seed, chunks(0, 64));
+            fold_chunks(bytes, s0, s1, seed, chunks(n - 64, n))
+        }
     } else {
         let mut at = 0;
         while at + 64 < n {
@@ -332,19 +350,32 @@ mod tests {
         }
     }
 
+    /// A name of 300 bytes, whose prefixes take every path of the hash and
+    /// the compare, and the step between the bytes a test flips (each).
+    /// Under Miri, which is slow, 140 bytes (still past 128) and every
+    /// 13th byte.
+    fn name_and_flip_step() -> (Vec<u8>, usize) {
+        let (longest, step) = if cfg!(miri) { (140, 13) } else { (300, 1) };
+        let name = (0..longest)
+            .map(|i: u16| i as u8 ^ (i >> 8) as u8)
+            .collect();
+        (name, step)
+    }
+
     #[test]
     fn hash_bytes_spreads_every_length() {
         let seed = HashSeed([1, 2]);
         let mut seen = std::collections::HashSet::new();
-        // Small under Miri, which is slow.
-        let longest = if cfg!(miri) { 40 } else { 200 };
-        let base: Vec<u8> = (0..longest).collect();
+        // 17 to 64 bytes, one window of chunks; 65 to 128, two; past 128,
+        // the rounds of 32 before the last 33 to 64.
+        let (base, step) = name_and_flip_step();
         for len in 0..=base.len() {
             assert!(seen.insert(hash_bytes(&base[..len], seed)), "prefix {len}");
-            for flip in 0..len {
-                let mut b = base[..len].to_vec();
+            let mut b = base[..len].to_vec();
+            for flip in (0..len).step_by(step) {
                 b[flip] ^= 1;
                 assert!(seen.insert(hash_bytes(&b, seed)), "len {len}, byte {flip}");
+                b[flip] ^= 1;
             }
         }
         // The low 32 bits, which place entries, differ too.
@@ -364,7 +395,7 @@ mod tests {
         tail.extend_from_slice(&K0.to_le_bytes());
         let seed = HashSeed([1, 2]);
         let mut seen = std::collections::HashSet::new();
-        for len in [17usize, 24, 32, 40, 48, 64] {
+        for len in [17usize, 24, 32, 40, 48, 64, 65, 80, 100, 128, 129, 200] {
             for first in 0..50u8 {
                 let mut name = vec![first; len - 16];
                 name.extend_from_slice(&tail);
@@ -375,16 +406,17 @@ mod tests {
 
     #[test]
     fn bytes_eq_agrees_with_slice_eq() {
-        // Past 64 bytes, the rounds of 32 before the last 17 to 64.
-        let longest = if cfg!(miri) { 100 } else { 200 };
-        let base: Vec<u8> = (0..longest).collect();
+        // 65 to 128 bytes, two windows; past 128, the rounds of 32 before
+        // the last 33 to 64.
+        let (base, step) = name_and_flip_step();
         for len in 0..=base.len() {
             let a = &base[..len];
-            assert!(bytes_eq(a, a));
-            for flip in 0..len {
-                let mut b = a.to_vec();
+            let mut b = a.to_vec();
+            assert!(bytes_eq(a, &b));
+            for flip in (0..len).step_by(step) {
                 b[flip] ^= 0x40;
                 assert!(!bytes_eq(a, &b), "len {len}, byte {flip}");
+                b[flip] ^= 0x40;
             }
             if len > 0 {
                 assert!(!bytes_eq(a, &base[..len - 1]));
