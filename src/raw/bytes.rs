@@ -2,8 +2,9 @@
 //! optimistic shard ([`hash_bytes`] for the by-bytes index, [`hash_id`] for
 //! the by-id map; not SipHash, which a hit never computes), the equality of
 //! short byte strings, the names of 17 to 64 bytes whose hash and compare
-//! share one length branch ([`mid_name`]), those of 65 to 128 read as two
-//! such 64-byte windows, and prefetch hints.
+//! share one length branch ([`mid_name`]), those of 65 to 128 bytes
+//! whose hash and compare read two 64-byte windows of the same chunks (in
+//! [`hash_bytes`] and [`bytes_eq`]), and prefetch hints.
 
 use crate::raw::sizes::FIXED_SEED;
 
@@ -65,7 +66,8 @@ pub(crate) fn bytes_eq(a: &[u8], b: &[u8]) -> bool {
         };
     }
     if n > 64 && n <= 128 {
-        // SAFETY: both are `n > 64` bytes long: each window lies in both.
+        // SAFETY: both are `n > 64` bytes long: each window, and so each
+        // of its chunks (`chunks`' contract), lies in both.
         return unsafe { eq_chunks(a, b, chunks(0, 64)) & eq_chunks(a, b, chunks(n - 64, n)) };
     }
     let mut at = 0;
@@ -389,15 +391,24 @@ mod tests {
 
     #[test]
     fn bytes_that_cancel_the_constants_still_spread() {
-        // A second operand of `data ^ K` would be 0 for this data, and the
-        // fold 0 whatever the seed: every such name would share a bucket.
-        let mut tail = K1.to_le_bytes().to_vec();
-        tail.extend_from_slice(&K0.to_le_bytes());
+        // Were the keys unseeded (`K0`, `K1`), a second operand `data ^ key`
+        // would be 0 for this data, and the fold 0 whatever the seed: every
+        // such name would share a bucket (each length below fails so). The
+        // second operands are the last window's chunks c3, its last 16
+        // bytes (keys `k0` then `k1`), and c2 (`k1` then `k0`): the 16
+        // before them in a window of 48 bytes or more, c3 again up to 32.
+        let k = |keys: &[u64]| -> Vec<u8> { keys.iter().flat_map(|k| k.to_le_bytes()).collect() };
         let seed = HashSeed([1, 2]);
         let mut seen = std::collections::HashSet::new();
-        for len in [17usize, 24, 32, 40, 48, 64, 65, 80, 100, 128, 129, 200] {
+        // One window, two (65 to 128), and rounds before a window of 48.
+        for len in [17usize, 24, 32, 48, 64, 65, 80, 100, 128, 176, 208] {
+            let tail = if len <= 32 {
+                k(&[K1, K0])
+            } else {
+                k(&[K1, K0, K0, K1])
+            };
             for first in 0..50u8 {
-                let mut name = vec![first; len - 16];
+                let mut name = vec![first; len - tail.len()];
                 name.extend_from_slice(&tail);
                 assert!(seen.insert(hash_bytes(&name, seed)), "len {len}, {first}");
             }
