@@ -8,6 +8,11 @@
 
 use crate::raw::sizes::FIXED_SEED;
 
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+use self::sse2::{chunk_diff, is_same, or, Diff};
+#[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+use self::words::{chunk_diff, is_same, or, Diff};
+
 /// Hints the CPU to fetch the line at `addr` (a no-op where there is no such
 /// hint). Never faults, whatever the address.
 #[inline(always)]
@@ -35,13 +40,16 @@ pub(super) fn prefetch_span(bytes: &[u8]) {
 }
 
 /// Byte equality, inlined: names are short (20 to 100 bytes), where a call to
-/// `memcmp` costs more than the compare. Compares 8-byte words, folding the
-/// differences so that names of 17 to 64 bytes take one branch after the
-/// length's: their compare reads four 16-byte chunks that cover them,
-/// overlapping (the same chunks as [`hash_bytes`]), whatever their length,
-/// so that a vocabulary of mixed lengths does not mispredict a loop's exit;
-/// names of 65 to 128 bytes (most paths) the same of two overlapping
-/// windows, `[0, 64)` and `[n - 64, n)`, folded with `&`, not a branch.
+/// `memcmp` costs more than the compare. Up to 16 bytes compares 8-byte
+/// words (or 4-byte ones); past them folds the differences of 16-byte
+/// chunks (in SSE2 registers on x86-64, [`sse2`]; 8-byte words elsewhere)
+/// so that names of 17 to 64 bytes take one branch after the length's:
+/// their compare reads four 16-byte chunks that cover them, overlapping
+/// (the same chunks as [`hash_bytes`]), whatever their length, so that a
+/// vocabulary of mixed lengths does not mispredict a loop's exit; names
+/// of 65 to 128 bytes (most paths) the same of two overlapping windows,
+/// `[0, 64)` and `[n - 64, n)`, their differences joined before the one
+/// test; longer names two chunks a round, then a window.
 /// Always inlined: left to the compiler, batch lookups called it, a cost
 /// of its own on every name (`docs/history.md`).
 #[inline(always)]
@@ -68,12 +76,18 @@ pub(crate) fn bytes_eq(a: &[u8], b: &[u8]) -> bool {
     if n > 64 && n <= 128 {
         // SAFETY: both are `n > 64` bytes long: each window, and so each
         // of its chunks (`chunks`' contract), lies in both.
-        return unsafe { eq_chunks(a, b, chunks(0, 64)) & eq_chunks(a, b, chunks(n - 64, n)) };
+        let diff = unsafe {
+            or(
+                diff_chunks(a, b, chunks(0, 64)),
+                diff_chunks(a, b, chunks(n - 64, n)),
+            )
+        };
+        return is_same(diff);
     }
     let mut at = 0;
     while at + 64 < n {
         // SAFETY: both are `n > at + 64` bytes long.
-        if unsafe { chunk_diff(a, b, at) | chunk_diff(a, b, at + 16) } != 0 {
+        if !is_same(unsafe { or(chunk_diff(a, b, at), chunk_diff(a, b, at + 16)) }) {
             return false;
         }
         at += 32;
@@ -128,11 +142,25 @@ pub(crate) fn eq_mid(a: &[u8], name: MidName<'_>) -> bool {
 ///
 /// Every chunk lies in both `a` and `b`.
 #[inline(always)]
-unsafe fn eq_chunks(a: &[u8], b: &[u8], [c0, c1, c2, c3]: [usize; 4]) -> bool {
+unsafe fn eq_chunks(a: &[u8], b: &[u8], chunks: [usize; 4]) -> bool {
+    // SAFETY: the caller's contract.
+    is_same(unsafe { diff_chunks(a, b, chunks) })
+}
+
+/// The bits that differ between `a` and `b` in the four 16-byte chunks at
+/// `chunks`, folded together.
+///
+/// # Safety
+///
+/// Every chunk lies in both `a` and `b`.
+#[inline(always)]
+unsafe fn diff_chunks(a: &[u8], b: &[u8], [c0, c1, c2, c3]: [usize; 4]) -> Diff {
     // SAFETY: the caller's contract.
     unsafe {
-        chunk_diff(a, b, c0) | chunk_diff(a, b, c1) | chunk_diff(a, b, c2) | chunk_diff(a, b, c3)
-            == 0
+        or(
+            or(chunk_diff(a, b, c0), chunk_diff(a, b, c1)),
+            or(chunk_diff(a, b, c2), chunk_diff(a, b, c3)),
+        )
     }
 }
 
@@ -149,16 +177,90 @@ fn chunks(from: usize, to: usize) -> [usize; 4] {
     [from, from + s, to - 16 - s, to - 16]
 }
 
-/// The bits that differ between `a[at..at + 16]` and `b[at..at + 16]`,
-/// folded into one word.
-///
-/// # Safety
-///
-/// `at + 16 <= a.len()` and `at + 16 <= b.len()`.
-#[inline(always)]
-unsafe fn chunk_diff(a: &[u8], b: &[u8], at: usize) -> u64 {
-    // SAFETY: the caller's contract.
-    unsafe { (read64(a, at) ^ read64(b, at)) | (read64(a, at + 8) ^ read64(b, at + 8)) }
+/// A compare's differences in SSE2 registers (x86-64's baseline): a
+/// 16-byte chunk in two loads and an `xor`, the chunks a test covers (a
+/// window's four, two windows' eight, a long name's round's two) folded
+/// together and tested with one compare and one mask, where the words
+/// take four loads and three operations a chunk (`docs/history.md`, "The
+/// hit path", "Byte compares in SSE2").
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+mod sse2 {
+    use core::arch::x86_64::{
+        __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128,
+        _mm_setzero_si128, _mm_xor_si128,
+    };
+
+    /// The bits that differ between two compared spans.
+    pub(super) type Diff = __m128i;
+
+    /// The bits that differ between `a[at..at + 16]` and `b[at..at + 16]`.
+    ///
+    /// # Safety
+    ///
+    /// `at + 16 <= a.len()` and `at + 16 <= b.len()`.
+    #[inline(always)]
+    pub(super) unsafe fn chunk_diff(a: &[u8], b: &[u8], at: usize) -> Diff {
+        debug_assert!(at + 16 <= a.len() && at + 16 <= b.len());
+        // SAFETY: the build enables SSE2 (the module's `cfg`), so the CPU
+        // has these instructions; both 16-byte loads lie in their slices
+        // (the caller's contract), read initialised bytes and need no
+        // alignment.
+        unsafe {
+            _mm_xor_si128(
+                _mm_loadu_si128(a.as_ptr().add(at).cast()),
+                _mm_loadu_si128(b.as_ptr().add(at).cast()),
+            )
+        }
+    }
+
+    /// The differences of both.
+    #[inline(always)]
+    pub(super) fn or(x: Diff, y: Diff) -> Diff {
+        // SAFETY: the build enables SSE2 (the module's `cfg`): the CPU has
+        // the instruction, which touches only registers.
+        unsafe { _mm_or_si128(x, y) }
+    }
+
+    /// Whether nothing differs.
+    #[inline(always)]
+    pub(super) fn is_same(diff: Diff) -> bool {
+        // SAFETY: as in `or`.
+        unsafe { _mm_movemask_epi8(_mm_cmpeq_epi8(diff, _mm_setzero_si128())) == 0xFFFF }
+    }
+}
+
+/// A compare's differences in 8-byte words: the portable form of the
+/// `sse2` module's, compiled (and tested against it) on x86-64 too.
+#[cfg_attr(all(target_arch = "x86_64", target_feature = "sse2"), allow(dead_code))]
+mod words {
+    use super::read64;
+
+    /// The bits that differ between two compared spans, folded into one
+    /// word.
+    pub(super) type Diff = u64;
+
+    /// The bits that differ between `a[at..at + 16]` and `b[at..at + 16]`.
+    ///
+    /// # Safety
+    ///
+    /// `at + 16 <= a.len()` and `at + 16 <= b.len()`.
+    #[inline(always)]
+    pub(super) unsafe fn chunk_diff(a: &[u8], b: &[u8], at: usize) -> Diff {
+        // SAFETY: the caller's contract.
+        unsafe { (read64(a, at) ^ read64(b, at)) | (read64(a, at + 8) ^ read64(b, at + 8)) }
+    }
+
+    /// The differences of both.
+    #[inline(always)]
+    pub(super) fn or(x: Diff, y: Diff) -> Diff {
+        x | y
+    }
+
+    /// Whether nothing differs.
+    #[inline(always)]
+    pub(super) fn is_same(diff: Diff) -> bool {
+        diff == 0
+    }
 }
 
 /// The little-endian `u64` at `s[at..at + 8]`, read without a bounds check
@@ -411,6 +513,45 @@ mod tests {
                 let mut name = vec![first; len - tail.len()];
                 name.extend_from_slice(&tail);
                 assert!(seen.insert(hash_bytes(&name, seed)), "len {len}, {first}");
+            }
+        }
+    }
+
+    #[test]
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    fn sse2_and_words_agree_on_every_bit() {
+        let a: Vec<u8> = (0..48u8).collect();
+        let mut b = a.clone();
+        // Chunks at aligned and unaligned offsets, alone and joined by `or`
+        // with the last one, `[32, 48)`.
+        for at in [0usize, 5, 16, 27, 32] {
+            // SAFETY: `at + 16 <= 48` and `32 + 16 <= 48`, both slices'
+            // length.
+            let same = |a: &[u8], b: &[u8]| unsafe {
+                let joined = (
+                    sse2::or(sse2::chunk_diff(a, b, at), sse2::chunk_diff(a, b, 32)),
+                    words::or(words::chunk_diff(a, b, at), words::chunk_diff(a, b, 32)),
+                );
+                [
+                    sse2::is_same(sse2::chunk_diff(a, b, at)),
+                    words::is_same(words::chunk_diff(a, b, at)),
+                    sse2::is_same(joined.0),
+                    words::is_same(joined.1),
+                ]
+            };
+            assert_eq!(same(&a, &b), [true; 4]);
+            for byte in 0..48 {
+                for bit in 0..8 {
+                    b[byte] ^= 1 << bit;
+                    let alone = !(at..at + 16).contains(&byte);
+                    let joined = alone && byte < 32;
+                    assert_eq!(
+                        same(&a, &b),
+                        [alone, alone, joined, joined],
+                        "{at} {byte} {bit}"
+                    );
+                    b[byte] ^= 1 << bit;
+                }
             }
         }
     }
