@@ -73,15 +73,10 @@ pub(crate) fn bytes_eq(a: &[u8], b: &[u8]) -> bool {
             (read64(a, 0) ^ read64(b, 0)) | (read64(a, n - 8) ^ read64(b, n - 8)) == 0
         };
     }
-    if n > 64 && n <= 128 {
-        // SAFETY: both are `n > 64` bytes long: each window, and so each
-        // of its chunks (`chunks`' contract), lies in both.
-        let diff = unsafe {
-            or(
-                diff_chunks(a, b, chunks(0, 64)),
-                diff_chunks(a, b, chunks(n - 64, n)),
-            )
-        };
+    if let Some([head, tail]) = two_windows(n) {
+        // SAFETY: both are `n` bytes long, and `two_windows` made each
+        // window's chunks for `n` bytes.
+        let diff = unsafe { or(diff_chunks(a, b, head), diff_chunks(a, b, tail)) };
         return is_same(diff);
     }
     let mut at = 0;
@@ -175,6 +170,16 @@ fn chunks(from: usize, to: usize) -> [usize; 4] {
     debug_assert!(len > 16 && len <= 64);
     let s = len.saturating_sub(32).min(16);
     [from, from + s, to - 16 - s, to - 16]
+}
+
+/// The chunks of the two overlapping 64-byte windows, `[0, 64)` and
+/// `[n - 64, n)`, that [`hash_bytes`] and [`bytes_eq`] read of a name of
+/// `n` bytes, if `n` is 65 to 128 (most paths): every chunk lies within
+/// `[0, n)` (`chunks`' contract), and together they cover it, with no loop
+/// whose exit depends on the length.
+#[inline(always)]
+fn two_windows(n: usize) -> Option<[[usize; 4]; 2]> {
+    (n > 64 && n <= 128).then(|| [chunks(0, 64), chunks(n - 64, n)])
 }
 
 /// A compare's differences in SSE2 registers (x86-64's baseline): a
@@ -363,12 +368,11 @@ pub(crate) fn hash_bytes(bytes: &[u8], seed: HashSeed) -> u64 {
             (0, 0)
         };
         (a ^ s0, b ^ s1)
-    } else if n > 64 && n <= 128 {
-        // SAFETY: `n > 64`: both windows, and every chunk of each
-        // (`chunks`' contract), lie in `bytes`.
+    } else if let Some([head, tail]) = two_windows(n) {
+        // SAFETY: `two_windows` made each window's chunks for `n` bytes.
         unsafe {
-            let (s0, s1) = fold_chunks(bytes, s0, s1, seed, chunks(0, 64));
-            fold_chunks(bytes, s0, s1, seed, chunks(n - 64, n))
+            let (s0, s1) = fold_chunks(bytes, s0, s1, seed, head);
+            fold_chunks(bytes, s0, s1, seed, tail)
         }
     } else {
         let mut at = 0;
