@@ -74,8 +74,8 @@ pub(crate) fn bytes_eq(a: &[u8], b: &[u8]) -> bool {
         };
     }
     if let Some([head, tail]) = two_windows(n) {
-        // SAFETY: both are `n` bytes long, and `two_windows` made each
-        // window's chunks for `n` bytes.
+        // SAFETY: both are `n` bytes long, and every chunk of the two
+        // windows lies in `[0, n)` (`two_windows`' contract).
         let diff = unsafe { or(diff_chunks(a, b, head), diff_chunks(a, b, tail)) };
         return is_same(diff);
     }
@@ -88,7 +88,8 @@ pub(crate) fn bytes_eq(a: &[u8], b: &[u8]) -> bool {
         at += 32;
     }
     // 16 < n - at <= 64 bytes left.
-    // SAFETY: both are `n` bytes long, and `chunks` covers `[at, n)`.
+    // SAFETY: both are `n` bytes long, and every chunk lies in `[at, n)`
+    // (`chunks`' contract).
     unsafe { eq_chunks(a, b, chunks(at, n)) }
 }
 
@@ -175,8 +176,9 @@ fn chunks(from: usize, to: usize) -> [usize; 4] {
 /// The chunks of the two overlapping 64-byte windows, `[0, 64)` and
 /// `[n - 64, n)`, that [`hash_bytes`] and [`bytes_eq`] read of a name of
 /// `n` bytes, if `n` is 65 to 128 (most paths): every chunk lies within
-/// `[0, n)` (`chunks`' contract), and together they cover it, with no loop
-/// whose exit depends on the length.
+/// its window (`chunks`' contract) and each window within `[0, n)` (`64 <
+/// n`), and together they cover `[0, n)` (`n <= 128`), with no loop whose
+/// exit depends on the length.
 #[inline(always)]
 fn two_windows(n: usize) -> Option<[[usize; 4]; 2]> {
     (n > 64 && n <= 128).then(|| [chunks(0, 64), chunks(n - 64, n)])
@@ -369,7 +371,8 @@ pub(crate) fn hash_bytes(bytes: &[u8], seed: HashSeed) -> u64 {
         };
         (a ^ s0, b ^ s1)
     } else if let Some([head, tail]) = two_windows(n) {
-        // SAFETY: `two_windows` made each window's chunks for `n` bytes.
+        // SAFETY: `bytes` is `n` long, and every chunk of the two windows
+        // lies in `[0, n)` (`two_windows`' contract).
         unsafe {
             let (s0, s1) = fold_chunks(bytes, s0, s1, seed, head);
             fold_chunks(bytes, s0, s1, seed, tail)
