@@ -349,8 +349,11 @@ const K1: u64 = 0x082E_FA98_EC4E_6C89;
 /// of every multiply are seeded (a constant one would let names whose
 /// bytes cancel it, `fold(x, 0) == 0`, hash alike whatever the seed). Its
 /// low 32 bits place and filter entries. The shard's own, never stored or
-/// sent: its definition may change between builds.
-#[inline]
+/// sent: its definition may change between builds. Always inlined: out of
+/// line, a hit on a name past 64 bytes paid the call, its arguments and
+/// its result on its chain of dependent steps (`docs/history.md`, "The hit
+/// path").
+#[inline(always)]
 pub(crate) fn hash_bytes(bytes: &[u8], seed: HashSeed) -> u64 {
     let n = bytes.len();
     let [mut s0, mut s1] = seed.0;
