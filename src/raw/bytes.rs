@@ -350,9 +350,9 @@ const K1: u64 = 0x082E_FA98_EC4E_6C89;
 /// bytes cancel it, `fold(x, 0) == 0`, hash alike whatever the seed). Its
 /// low 32 bits place and filter entries. The shard's own, never stored or
 /// sent: its definition may change between builds. Always inlined: out of
-/// line, a hit on a name past 64 bytes paid the call, its arguments and
-/// its result on its chain of dependent steps (`docs/history.md`, "The hit
-/// path").
+/// line, a hit on a name of up to 16 or past 64 bytes paid the call, its
+/// arguments and its result on its chain of dependent steps
+/// (`docs/history.md`, "The hit path").
 #[inline(always)]
 pub(crate) fn hash_bytes(bytes: &[u8], seed: HashSeed) -> u64 {
     let n = bytes.len();
