@@ -6,3 +6,9 @@ step "contention harness, short (full run: cargo run --release -p perf)"
 cargo run --release -p perf -- --duration 0.2 --reps 1 --threads 1,2,256 \
     --miss-budget 100000 --out target/perf-ci
 test -s target/perf-ci/contention.csv
+
+step "fill: filled from empty, then hits in a random order, short"
+cargo run --release -p perf --bin fill -- --sizes 1000 --reps 1 \
+    --subjects 'optimistic,get_id (floor)'
+cargo run --release -p perf --bin fill -- --sizes 1000 --reps 1 --hits --shuffled \
+    --subjects 'optimistic,get_id (floor)'

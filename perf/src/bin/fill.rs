@@ -9,7 +9,9 @@
 //! shown with the `get_id` floor of the same names added: the same work.
 //! With the floor among the subjects, a second table gives each of ours
 //! over the cheapest other subject doing the same work (the inserts
-//! goal's measure), the median of each run's ratio.
+//! goal's measure), the median of each run's ratio. `--hits` times a
+//! second pass over the names once filled instead (every intern a hit), in
+//! the order interned or, with `--shuffled`, in a fixed random order.
 //!
 //! `cargo run --release -p perf --bin fill -- --sizes 10000,100000,1000000`
 
@@ -50,6 +52,14 @@ struct Args {
     /// the subject is filled: every intern a hit (in the names' order).
     #[arg(long)]
     hits: bool,
+    /// With `--hits`, visit the names in a fixed random order instead of
+    /// the order they were interned in: a trace writer's hits come in the
+    /// order of its events. The pass reads copies of the names laid out in
+    /// the order it visits them (made once, untimed), so that the callers'
+    /// names stream as in the names' order and only the subjects' own
+    /// lookups change order.
+    #[arg(long, requires = "hits")]
+    shuffled: bool,
 }
 
 /// `n` distinct names of the kind `kind` names.
@@ -82,14 +92,27 @@ fn names(kind: &str, n: usize) -> Vec<String> {
     }
 }
 
+/// Copies of `names` in a fixed random order, each allocated in turn, so
+/// that a pass over them reads the callers' names as one over `names` does.
+fn shuffled(names: &[String]) -> Vec<String> {
+    let mut order: Vec<usize> = (0..names.len()).collect();
+    let mut rng = SplitMix(0x5EED ^ 0x5AFF1E);
+    for i in (1..order.len()).rev() {
+        let j = (rng.next_u64() % (i as u64 + 1)) as usize;
+        order.swap(i, j);
+    }
+    order.into_iter().map(|i| names[i].clone()).collect()
+}
+
 /// One fill: `threads` threads, each interning its contiguous share of
 /// `names` into NC 0 of a fresh subject. Returns the wall time (earliest
 /// start to latest end) and, at one thread, the last tenth's time.
 struct Fill<'a> {
     names: &'a [String],
     threads: usize,
-    /// Time a second pass (hits) instead of the fill.
-    hits: bool,
+    /// Time a second pass over these names (hits: the same names, in some
+    /// order), each thread its share, instead of the fill.
+    hit_pass: Option<&'a [String]>,
     wall: Duration,
     last_tenth: Duration,
 }
@@ -97,14 +120,16 @@ struct Fill<'a> {
 impl Visitor for Fill<'_> {
     fn visit<T: Subject>(&mut self, subject: &T) {
         let share = self.names.len().div_ceil(self.threads);
-        let hits = self.hits;
+        let hits = self.hit_pass.is_some();
+        let timed_names = self.hit_pass.unwrap_or(self.names);
         let tenth = self.names.len() - self.names.len() / 10;
         let gate = std::sync::Barrier::new(self.threads);
         let times: Vec<(Instant, Instant, Duration)> = std::thread::scope(|scope| {
             let handles: Vec<_> = self
                 .names
                 .chunks(share)
-                .map(|names| {
+                .zip(timed_names.chunks(share))
+                .map(|(names, timed)| {
                     let gate = &gate;
                     scope.spawn(move || {
                         if hits {
@@ -115,7 +140,7 @@ impl Visitor for Fill<'_> {
                         gate.wait();
                         let start = Instant::now();
                         let mut tenth_at = start;
-                        for (i, name) in names.iter().enumerate() {
+                        for (i, name) in timed.iter().enumerate() {
                             if i == tenth {
                                 tenth_at = Instant::now();
                             }
@@ -212,7 +237,11 @@ fn main() {
     println!(
         "Names: {}. ns per {} (wall × threads / names), median of {} runs, subjects interleaved; `+id` adds the get_id floor of the same names to a peer that does not compute our id.",
         args.names,
-        if args.hits { "hit, once filled" } else { "insert, filled from empty" },
+        match (args.hits, args.shuffled) {
+            (true, true) => "hit, once filled, the names in a random order",
+            (true, false) => "hit, once filled, the names in the order interned",
+            (false, _) => "insert, filled from empty",
+        },
         args.reps
     );
     for &threads in &args.threads {
@@ -240,6 +269,8 @@ fn main() {
             .collect();
         for &n in &args.sizes {
             let names = names(&args.names, n);
+            let shuffled = args.shuffled.then(|| shuffled(&names));
+            let hit_pass = args.hits.then(|| shuffled.as_deref().unwrap_or(&names));
             let mut walls = vec![Vec::new(); subjects.len()];
             let mut tenths = vec![Vec::new(); subjects.len()];
             for _ in 0..args.reps {
@@ -247,7 +278,7 @@ fn main() {
                     let mut fill = Fill {
                         names: &names,
                         threads,
-                        hits: args.hits,
+                        hit_pass,
                         wall: Duration::ZERO,
                         last_tenth: Duration::ZERO,
                     };
@@ -331,5 +362,17 @@ mod tests {
         assert!((ratio - 100.0 / 190.0).abs() < 1e-9, "{ratio}");
         // Alone with the floor: nothing to compare with.
         assert_eq!(over_cheapest(&walls[..2], &subjects[..2], 0, 1), None);
+    }
+
+    #[test]
+    fn the_shuffled_hit_pass_visits_every_name_once_in_a_fixed_other_order() {
+        let names = names("synthetic", 1000);
+        let order = shuffled(&names);
+        assert_ne!(order, names);
+        assert_eq!(order, shuffled(&names));
+        let (mut sorted, mut expected) = (order.clone(), names.clone());
+        sorted.sort();
+        expected.sort();
+        assert_eq!(sorted, expected);
     }
 }
