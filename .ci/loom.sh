@@ -11,7 +11,7 @@ loom-tests/run.sh
 step "loom mutants: each ordering in src/raw weakened to Relaxed must fail a model"
 # The mutants prove the models have teeth; that can only change when the
 # unsafe code or the models change. They take some 12 minutes of CI's 30
-# (2026-12-07, the 2-CPU VM: 685 s and 49 s of mutants, and builds), so
+# (2026-12-08, the 2-CPU VM: 615 s and 47 s of mutants, and builds), so
 # they run when src/raw or loom-tests hash to anything but the tree they
 # last passed on (loom-tests/verified.sha256, written by loom-tests/verify.sh
 # on success), or with MUTANTS=always. The last full table is in

@@ -29,14 +29,16 @@ use perf::workload::{self, SplitMix};
 #[derive(Debug, Parser)]
 #[command(name = "fill")]
 struct Args {
-    /// Names per fill, comma-separated.
-    #[arg(long, value_delimiter = ',', default_value = "10000,100000,1000000")]
+    /// Names per fill, comma-separated (each at least 1).
+    #[arg(long, value_delimiter = ',', default_value = "10000,100000,1000000",
+          value_parser = at_least_one())]
     sizes: Vec<usize>,
-    /// Threads filling one NC (each a contiguous share of the names).
-    #[arg(long, value_delimiter = ',', default_value = "1")]
+    /// Threads filling one NC (each a contiguous share of the names; fewer
+    /// run where the names do not make that many shares).
+    #[arg(long, value_delimiter = ',', default_value = "1", value_parser = at_least_one())]
     threads: Vec<usize>,
     /// Repetitions, subjects interleaved; the median is reported.
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = 3, value_parser = at_least_one())]
     reps: usize,
     /// Subjects (default: every one that can be filled from empty).
     #[arg(long, value_delimiter = ',')]
@@ -49,17 +51,23 @@ struct Args {
     #[arg(long)]
     last_tenth: bool,
     /// Report, instead of the fill, a second pass over the same names once
-    /// the subject is filled: every intern a hit (in the names' order).
+    /// the subject is filled: every intern a hit, in the order interned.
+    /// The pass reads copies of the names, made once (untimed) and laid out
+    /// in the order it visits them, each thread its share.
     #[arg(long)]
     hits: bool,
-    /// With `--hits`, visit the names in a fixed random order instead of
-    /// the order they were interned in: a trace writer's hits come in the
-    /// order of its events. The pass reads copies of the names laid out in
-    /// the order it visits them (made once, untimed), so that the callers'
-    /// names stream as in the names' order and only the subjects' own
-    /// lookups change order.
+    /// With `--hits`, visit the names in a fixed random order instead: a
+    /// trace writer's hits come in the order of its events. The copies are
+    /// laid out in that order, as in the default pass, so that only the
+    /// order of the subjects' own lookups differs. With several threads, a
+    /// thread's hits are then mostly of names that others inserted.
     #[arg(long, requires = "hits")]
     shuffled: bool,
+}
+
+/// Accepts a count of 1 or more.
+fn at_least_one() -> clap::builder::RangedU64ValueParser<usize> {
+    clap::builder::RangedU64ValueParser::<usize>::new().range(1..)
 }
 
 /// `n` distinct names of the kind `kind` names.
@@ -92,21 +100,26 @@ fn names(kind: &str, n: usize) -> Vec<String> {
     }
 }
 
-/// Copies of `names` in a fixed random order, each allocated in turn, so
-/// that a pass over them reads the callers' names as one over `names` does.
-fn shuffled(names: &[String]) -> Vec<String> {
+/// The names a hit pass visits: copies of `names`, in their order or, if
+/// `shuffled`, in a fixed random one (Fisher–Yates), each allocated in
+/// turn so that both orders read the callers' names laid out alike.
+fn hit_pass_names(names: &[String], shuffled: bool) -> Vec<String> {
     let mut order: Vec<usize> = (0..names.len()).collect();
-    let mut rng = SplitMix(0x5EED ^ 0x5AFF1E);
-    for i in (1..order.len()).rev() {
-        let j = (rng.next_u64() % (i as u64 + 1)) as usize;
-        order.swap(i, j);
+    if shuffled {
+        let mut rng = SplitMix(0x5AFE_5EED);
+        for i in (1..order.len()).rev() {
+            let j = (rng.next_u64() % (i as u64 + 1)) as usize;
+            order.swap(i, j);
+        }
     }
     order.into_iter().map(|i| names[i].clone()).collect()
 }
 
-/// One fill: `threads` threads, each interning its contiguous share of
-/// `names` into NC 0 of a fresh subject. Returns the wall time (earliest
-/// start to latest end) and, at one thread, the last tenth's time.
+/// One fill: `threads` threads (fewer if the names make fewer shares),
+/// each interning its contiguous share of `names` into NC 0 of a fresh
+/// subject, then, for a hit pass, its share of `hit_pass`. Returns the
+/// wall time of the timed pass (earliest start to latest end) and, at one
+/// thread, the last tenth's time.
 struct Fill<'a> {
     names: &'a [String],
     threads: usize,
@@ -122,8 +135,11 @@ impl Visitor for Fill<'_> {
         let share = self.names.len().div_ceil(self.threads);
         let hits = self.hit_pass.is_some();
         let timed_names = self.hit_pass.unwrap_or(self.names);
+        debug_assert_eq!(timed_names.len(), self.names.len());
         let tenth = self.names.len() - self.names.len() / 10;
-        let gate = std::sync::Barrier::new(self.threads);
+        // One waiter per share: 10^4 names in shares of 40 make 250, not
+        // the 256 threads asked for.
+        let gate = std::sync::Barrier::new(self.names.len().div_ceil(share));
         let times: Vec<(Instant, Instant, Duration)> = std::thread::scope(|scope| {
             let handles: Vec<_> = self
                 .names
@@ -269,8 +285,7 @@ fn main() {
             .collect();
         for &n in &args.sizes {
             let names = names(&args.names, n);
-            let shuffled = args.shuffled.then(|| shuffled(&names));
-            let hit_pass = args.hits.then(|| shuffled.as_deref().unwrap_or(&names));
+            let hit_pass = args.hits.then(|| hit_pass_names(&names, args.shuffled));
             let mut walls = vec![Vec::new(); subjects.len()];
             let mut tenths = vec![Vec::new(); subjects.len()];
             for _ in 0..args.reps {
@@ -278,7 +293,7 @@ fn main() {
                     let mut fill = Fill {
                         names: &names,
                         threads,
-                        hit_pass,
+                        hit_pass: hit_pass.as_deref(),
                         wall: Duration::ZERO,
                         last_tenth: Duration::ZERO,
                     };
@@ -365,14 +380,46 @@ mod tests {
     }
 
     #[test]
-    fn the_shuffled_hit_pass_visits_every_name_once_in_a_fixed_other_order() {
+    fn the_hit_pass_visits_every_name_once_in_order_or_in_a_fixed_other_one() {
         let names = names("synthetic", 1000);
-        let order = shuffled(&names);
+        assert_eq!(hit_pass_names(&names, false), names);
+        let order = hit_pass_names(&names, true);
         assert_ne!(order, names);
-        assert_eq!(order, shuffled(&names));
+        assert_eq!(order, hit_pass_names(&names, true));
         let (mut sorted, mut expected) = (order.clone(), names.clone());
         sorted.sort();
         expected.sort();
         assert_eq!(sorted, expected);
+    }
+
+    #[test]
+    fn counts_below_one_are_refused() {
+        for args in [
+            ["fill", "--threads", "0"],
+            ["fill", "--sizes", "0"],
+            ["fill", "--reps", "0"],
+        ] {
+            assert!(Args::try_parse_from(args).is_err(), "{args:?}");
+        }
+        assert!(Args::try_parse_from(["fill", "--sizes", "1,2", "--threads", "3"]).is_ok());
+    }
+
+    #[test]
+    fn more_threads_than_shares_run_one_a_share() {
+        // 10 names in shares of ceil(10 / 8) = 2 make 5: a gate of 8
+        // waiters would hang.
+        let names = names("synthetic", 10);
+        for hits in [false, true] {
+            let copies = hits.then(|| hit_pass_names(&names, false));
+            let mut fill = Fill {
+                names: &names,
+                threads: 8,
+                hit_pass: copies.as_deref(),
+                wall: Duration::ZERO,
+                last_tenth: Duration::ZERO,
+            };
+            SubjectName::Floor.visit(1, &mut fill);
+            assert!(fill.wall > Duration::ZERO);
+        }
     }
 }
