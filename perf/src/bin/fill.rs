@@ -4,7 +4,7 @@
 //! interleaved within each repetition, each started from a settled heap
 //! ([`perf::heap::settle`]), and the median is reported. Prints a
 //! Markdown table of ns per insert (a thread's share of the fill's wall
-//! time: wall × threads / names), headed by the host (CPU, L2, L3), the
+//! time: wall × threads run / names), headed by the host (CPU, L2, L3), the
 //! commit and the date. Peers that do not compute our 50-bit id are also
 //! shown with the `get_id` floor of the same names added: the same work.
 //! With the floor among the subjects, a second table gives each of ours
@@ -100,6 +100,13 @@ fn names(kind: &str, n: usize) -> Vec<String> {
     }
 }
 
+/// The threads that fill `n` names when `threads` are asked for: one a
+/// contiguous share of `ceil(n / threads)` names, so fewer where the
+/// names make fewer shares (10^4 names at 256 threads make 250).
+fn threads_run(n: usize, threads: usize) -> usize {
+    n.div_ceil(n.div_ceil(threads))
+}
+
 /// The names a hit pass visits: copies of `names`, in their order or, if
 /// `shuffled`, in a fixed random one (Fisher–Yates), each allocated in
 /// turn so that both orders read the callers' names laid out alike.
@@ -137,9 +144,8 @@ impl Visitor for Fill<'_> {
         let timed_names = self.hit_pass.unwrap_or(self.names);
         debug_assert_eq!(timed_names.len(), self.names.len());
         let tenth = self.names.len() - self.names.len() / 10;
-        // One waiter per share: 10^4 names in shares of 40 make 250, not
-        // the 256 threads asked for.
-        let gate = std::sync::Barrier::new(self.names.len().div_ceil(share));
+        // One waiter a share.
+        let gate = std::sync::Barrier::new(threads_run(self.names.len(), self.threads));
         let times: Vec<(Instant, Instant, Duration)> = std::thread::scope(|scope| {
             let handles: Vec<_> = self
                 .names
@@ -251,7 +257,7 @@ fn main() {
         );
     }
     println!(
-        "Names: {}. ns per {} (wall × threads / names), median of {} runs, subjects interleaved; `+id` adds the get_id floor of the same names to a peer that does not compute our id.",
+        "Names: {}. ns per {} (wall × threads run / names), median of {} runs, subjects interleaved; `+id` adds the get_id floor of the same names to a peer that does not compute our id.",
         args.names,
         match (args.hits, args.shuffled) {
             (true, true) => "hit, once filled, the names in a random order",
@@ -300,7 +306,9 @@ fn main() {
                     // The last subject's frees, merged untimed.
                     perf::heap::settle();
                     subject.visit(256, &mut fill);
-                    walls[i].push(fill.wall.as_nanos() as f64 * threads as f64 / n as f64);
+                    walls[i].push(
+                        fill.wall.as_nanos() as f64 * threads_run(n, threads) as f64 / n as f64,
+                    );
                     tenths[i].push(fill.last_tenth.as_nanos() as f64 / (n / 10).max(1) as f64);
                 }
             }
@@ -408,6 +416,9 @@ mod tests {
     fn more_threads_than_shares_run_one_a_share() {
         // 10 names in shares of ceil(10 / 8) = 2 make 5: a gate of 8
         // waiters would hang.
+        assert_eq!(threads_run(10, 8), 5);
+        assert_eq!(threads_run(10_000, 256), 250);
+        assert_eq!(threads_run(1_000_000, 256), 256);
         let names = names("synthetic", 10);
         for hits in [false, true] {
             let copies = hits.then(|| hit_pass_names(&names, false));
