@@ -142,7 +142,11 @@ impl Visitor for Fill<'_> {
         let share = self.names.len().div_ceil(self.threads);
         let hits = self.hit_pass.is_some();
         let timed_names = self.hit_pass.unwrap_or(self.names);
-        debug_assert_eq!(timed_names.len(), self.names.len());
+        assert_eq!(
+            timed_names.len(),
+            self.names.len(),
+            "a hit pass of every name"
+        );
         let tenth = self.names.len() - self.names.len() / 10;
         // One waiter a share.
         let gate = std::sync::Barrier::new(threads_run(self.names.len(), self.threads));
